@@ -1,0 +1,184 @@
+// The bank's HTTP surface. The contract is CONTRACT.md; this file wires it up.
+// Money-moving POSTs go through the stage's idempotency layer (see layer.ts).
+import { randomUUID } from 'node:crypto'
+import express, { type NextFunction, type Request, type Response } from 'express'
+import type { z } from 'zod'
+import { hashApiKey, newApiKey, requireAdmin, requireClient } from './auth.ts'
+import type { Config } from './config.ts'
+import { CoreBanking } from './core.ts'
+import type { Db } from './db.ts'
+import type { Layer, Operation } from './layer.ts'
+import { createMoney } from './money.ts'
+import { HttpProblem, jsonOutcome, problem, type Outcome } from './problem.ts'
+import { CoreUpdate, DepositBody, NewAccount, NewClient, TransferBody } from './schemas.ts'
+
+type RawRequest = Request & { rawBody?: string }
+
+function send(res: Response, outcome: Outcome, extraHeaders: Record<string, string> = {}) {
+  // Written with the raw Node API so the bytes sent are exactly outcome.body:
+  // Express would add a charset and an ETag, and a replay must match byte for byte.
+  res.writeHead(outcome.status, {
+    ...extraHeaders,
+    ...outcome.headers,
+    'Content-Length': String(Buffer.byteLength(outcome.body)),
+  })
+  res.end(outcome.body)
+}
+
+function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const result = schema.safeParse(body)
+  if (result.success) return result.data
+  const errors = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }))
+  throw new HttpProblem(
+    problem(400, 'invalid-body', 'Invalid request body', errors.map((e) => `${e.path || 'body'}: ${e.message}`).join('; '), {
+      members: { errors },
+    }),
+  )
+}
+
+export function createApp(db: Db, config: Config, layer: Layer) {
+  const app = express()
+  app.disable('x-powered-by')
+  app.set('etag', false)
+  const core = new CoreBanking(config.processingDelayMs)
+  const money = createMoney(db)
+  const client = requireClient(db)
+  const admin = requireAdmin(config.adminToken)
+
+  app.use(
+    express.json({
+      limit: config.bodyLimit,
+      verify: (req, _res, buf) => {
+        ;(req as RawRequest).rawBody = buf.toString('utf8')
+      },
+    }),
+  )
+
+  app.get('/health', (_req, res) => send(res, jsonOutcome(200, { status: 'ok', pid: process.pid })))
+
+  // ---- admin ----------------------------------------------------------------
+  app.post('/admin/clients', admin, (req, res) => {
+    const { name } = parse(NewClient, req.body)
+    const id = `cl_${randomUUID()}`
+    const apiKey = newApiKey()
+    db.prepare('INSERT INTO clients (id, name, api_key_hash, created_at) VALUES (?, ?, ?, ?)').run(
+      id,
+      name,
+      hashApiKey(apiKey),
+      new Date().toISOString(),
+    )
+    send(res, jsonOutcome(201, { id, name, apiKey }))
+  })
+
+  app.get('/admin/ledger', admin, (_req, res) => {
+    const read = db.transaction(() => ({
+      accounts: db
+        .prepare('SELECT id, client_id AS clientId, balance, opened_with AS openedWith FROM accounts ORDER BY rowid')
+        .all(),
+      entries: db
+        .prepare(
+          `SELECT id, kind, client_id AS clientId, from_account AS "from", to_account AS "to", amount, created_at AS createdAt
+           FROM ledger ORDER BY seq`,
+        )
+        .all(),
+    }))
+    send(res, jsonOutcome(200, read()))
+  })
+
+  app.get('/admin/core', admin, (_req, res) => send(res, jsonOutcome(200, core.state())))
+  app.put('/admin/core', admin, (req, res) => send(res, jsonOutcome(200, core.update(parse(CoreUpdate, req.body)))))
+
+  // ---- clients --------------------------------------------------------------
+  app.post('/accounts', client, (req, res) => {
+    const { balance } = parse(NewAccount, req.body)
+    const id = `acc_${randomUUID()}`
+    db.prepare('INSERT INTO accounts (id, client_id, balance, opened_with, created_at) VALUES (?, ?, ?, ?, ?)').run(
+      id,
+      res.locals.clientId,
+      balance,
+      balance,
+      new Date().toISOString(),
+    )
+    send(res, jsonOutcome(201, { id, balance }, { Location: `/accounts/${id}` }))
+  })
+
+  app.get('/accounts/:id', client, (req, res) => {
+    const account = db
+      .prepare<[string], { id: string; clientId: string; balance: number }>(
+        'SELECT id, client_id AS clientId, balance FROM accounts WHERE id = ?',
+      )
+      .get(String(req.params.id))
+    if (!account) throw new HttpProblem(problem(404, 'account-not-found', 'Account not found', `There is no account ${req.params.id}.`))
+    if (account.clientId !== res.locals.clientId)
+      throw new HttpProblem(problem(403, 'not-account-owner', 'Not your account', `Account ${account.id} belongs to another client.`))
+    send(res, jsonOutcome(200, { id: account.id, balance: account.balance }))
+  })
+
+  for (const kind of ['transfer', 'deposit'] as const) {
+    app.get(`/${kind}s/:id`, client, (req, res) => {
+      const entry = db
+        .prepare(
+          `SELECT id, from_account AS "from", to_account AS "to", amount, created_at AS createdAt
+           FROM ledger WHERE id = ? AND kind = ? AND client_id = ?`,
+        )
+        .get(String(req.params.id), kind, res.locals.clientId)
+      if (!entry) throw new HttpProblem(problem(404, `${kind}-not-found`, 'Not found', `You have no ${kind} ${req.params.id}.`))
+      send(res, jsonOutcome(200, entry))
+    })
+  }
+
+  // ---- the money-moving POSTs, each wrapped by the stage's layer ---------------
+  function moneyRoute<S extends z.ZodType>(schema: S, move: (clientId: string, payload: z.infer<S>) => Outcome) {
+    return async (req: Request, res: Response) => {
+      const clientId: string = res.locals.clientId
+      const payload = parse(schema, req.body)
+      const op: Operation = {
+        clientId,
+        route: `POST ${req.path}`,
+        idempotencyKey: req.get('idempotency-key'),
+        payload: req.body,
+        rawBody: (req as RawRequest).rawBody ?? '',
+        async execute(inSameTransaction) {
+          if ((await core.call()) === 'unavailable')
+            return problem(503, 'core-unavailable', 'Core banking unavailable', 'No money moved; try again.', {
+              headers: { 'Retry-After': '1' },
+            })
+          // IMMEDIATE takes the write lock up front, so two processes never
+          // interleave their balance checks and updates.
+          return db
+            .transaction(() => {
+              const outcome = move(clientId, payload)
+              inSameTransaction?.(outcome)
+              return outcome
+            })
+            .immediate()
+        },
+      }
+      send(res, await layer.handle(op), layer.policyHeaders)
+    }
+  }
+  app.post('/transfers', client, moneyRoute(TransferBody, money.transfer))
+  app.post('/deposits', client, moneyRoute(DepositBody, money.deposit))
+
+  // ---- errors -----------------------------------------------------------------
+  app.use((req: Request) => {
+    throw new HttpProblem(problem(404, 'not-found', 'Not found', `No route ${req.method} ${req.path}.`))
+  })
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    if (res.headersSent) return void res.destroy()
+    send(res, toProblem(err))
+  })
+  return app
+}
+
+function toProblem(err: unknown): Outcome {
+  if (err instanceof HttpProblem) return err.outcome
+  const e = err as { type?: string; status?: number; message?: string }
+  if (e.type === 'entity.parse.failed') return problem(400, 'malformed-json', 'Malformed JSON', 'The body is not valid JSON.')
+  if (e.type === 'entity.too.large') return problem(413, 'body-too-large', 'Body too large', 'The body exceeds the size limit.')
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500)
+    return problem(e.status, 'bad-request', 'Bad request', e.message ?? 'The request could not be read.')
+  // A bug, most likely in a stage's layer: say so in the server's log, not to the client.
+  console.error(err)
+  return problem(500, 'internal-error', 'Internal server error', 'The server failed; see its log.')
+}

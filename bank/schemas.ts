@@ -1,0 +1,31 @@
+// What the bank accepts. Money is an integer number of won; anything else is a
+// 400 before any code that could move money runs.
+import { z } from 'zod'
+
+/** One trillion won: far above any real transfer, far below 2^53. */
+export const MAX_AMOUNT = 1_000_000_000_000
+
+const amount = z.number().int('amount must be a whole number of won').positive().max(MAX_AMOUNT)
+const accountId = z.string().min(1).max(64)
+
+export const NewClient = z.strictObject({ name: z.string().min(1).max(100) })
+export const NewAccount = z.strictObject({ balance: z.number().int().min(0).max(MAX_AMOUNT) })
+
+// memo and metadata exist so real payloads carry text and nested objects:
+// exactly what canonicalization (stage 2) has to get right.
+const extras = {
+  memo: z.string().max(140).optional(),
+  metadata: z.record(z.string(), z.json()).optional(),
+}
+
+export const TransferBody = z
+  .strictObject({ from: accountId, to: accountId, amount, ...extras })
+  .refine((t) => t.from !== t.to, { message: 'from and to must be different accounts', path: ['to'] })
+
+export const DepositBody = z.strictObject({ to: accountId, amount, ...extras })
+
+export const CoreUpdate = z.strictObject({
+  delayMs: z.number().int().min(0).max(600_000).optional(),
+  hold: z.boolean().optional(),
+  failNext: z.number().int().min(0).max(1_000).optional(),
+})

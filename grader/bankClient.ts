@@ -1,0 +1,116 @@
+// The bank's contract (CONTRACT.md) as the grader uses it. Each BankClient
+// talks to one server process; checks use it instead of raw HTTP.
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { HttpClient, Reply, RequestSpec } from './http.ts'
+import type { ServerProcess } from './spawnServer.ts'
+import { CheckFailure } from './check.ts'
+
+export type Customer = { id: string; name: string; apiKey: string }
+export type LedgerEntry = { id: string; kind: string; clientId: string; from: string | null; to: string; amount: number; createdAt: string }
+export type Ledger = {
+  accounts: Array<{ id: string; clientId: string; balance: number; openedWith: number }>
+  entries: LedgerEntry[]
+}
+export type CoreSettings = { delayMs?: number; hold?: boolean; failNext?: number }
+export type TransferBody = { from: string; to: string; amount: number; memo?: string; metadata?: Record<string, unknown> }
+
+export type SendOptions = {
+  key?: string
+  /** Send this text instead of JSON.stringify(body): how a client's library serialized it. */
+  raw?: string
+  headers?: Record<string, string>
+}
+
+export class BankClient {
+  constructor(
+    readonly server: ServerProcess,
+    readonly http: HttpClient,
+    readonly adminToken: string,
+  ) {}
+
+  get url() {
+    return this.server.url
+  }
+
+  send(spec: RequestSpec): Promise<Reply> {
+    return this.http.send(this.url, spec)
+  }
+
+  private admin(spec: RequestSpec) {
+    return this.send({ ...spec, headers: { Authorization: `Bearer ${this.adminToken}`, ...spec.headers } })
+  }
+
+  /** Sends and insists on a status: for setup steps whose failure is not what the check is about. */
+  private async expectOk(reply: Promise<Reply>, status: number, what: string): Promise<any> {
+    const r = await reply
+    if (r.status !== status) throw new CheckFailure(`${what} failed: expected HTTP ${status}`, { exchange: r.exchange })
+    return r.json
+  }
+
+  async newCustomer(name: string): Promise<Customer> {
+    const c = await this.expectOk(this.admin({ path: '/admin/clients', body: { name } }), 201, 'Creating a client')
+    return { id: c.id, name, apiKey: c.apiKey }
+  }
+
+  async openAccount(customer: Customer, balance: number): Promise<string> {
+    const a = await this.expectOk(this.as(customer, { path: '/accounts', body: { balance } }), 201, 'Opening an account')
+    return a.id
+  }
+
+  as(customer: Customer, spec: RequestSpec): Promise<Reply> {
+    return this.send({ ...spec, headers: { Authorization: `Bearer ${customer.apiKey}`, ...spec.headers } })
+  }
+
+  /** The spec of a money-moving POST, so bursts can send many at once. */
+  postSpec(customer: Customer, path: string, body: unknown, opts: SendOptions = {}): RequestSpec {
+    return {
+      method: 'POST',
+      path,
+      body: opts.raw ?? body,
+      headers: {
+        Authorization: `Bearer ${customer.apiKey}`,
+        ...(opts.key !== undefined ? { 'Idempotency-Key': opts.key } : {}),
+        ...opts.headers,
+      },
+    }
+  }
+
+  transfer(customer: Customer, body: TransferBody, opts: SendOptions = {}): Promise<Reply> {
+    return this.send(this.postSpec(customer, '/transfers', body, opts))
+  }
+
+  deposit(customer: Customer, body: { to: string; amount: number }, opts: SendOptions = {}): Promise<Reply> {
+    return this.send(this.postSpec(customer, '/deposits', body, opts))
+  }
+
+  burst(specs: RequestSpec[]): Promise<Reply[]> {
+    return this.http.burst(this.url, specs)
+  }
+
+  ledger(): Promise<Ledger> {
+    return this.expectOk(this.admin({ path: '/admin/ledger' }), 200, 'Reading the ledger')
+  }
+
+  core(change: CoreSettings): Promise<CoreSettings & { inflight: number }> {
+    return this.expectOk(this.admin({ method: 'PUT', path: '/admin/core', body: change }), 200, 'Setting the core simulator')
+  }
+
+  /** Waits until `n` calls are held inside the core: proof they got past the layer's claim. */
+  async waitForInflight(n: number, timeoutMs = 5_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const state = await this.expectOk(this.admin({ path: '/admin/core' }), 200, 'Reading the core simulator')
+      if (state.inflight >= n) return
+      if (Date.now() > deadline)
+        throw new CheckFailure(`expected ${n} request(s) to reach the core within ${timeoutMs} ms, saw ${state.inflight}`)
+      await sleep(25)
+    }
+  }
+
+  async balance(accountId: string): Promise<number> {
+    const l = await this.ledger()
+    const account = l.accounts.find((a) => a.id === accountId)
+    if (!account) throw new CheckFailure(`account ${accountId} is missing from the ledger`)
+    return account.balance
+  }
+}

@@ -1,0 +1,91 @@
+// What a check is. Each stage lists its checks as data (grader/checks/stageN.ts);
+// the runner (runner.ts) is generic.
+import type { BankClient } from './bankClient.ts'
+import type { Exchange, Reply } from './http.ts'
+import type { Rng } from './rng.ts'
+
+export type StartOptions = {
+  /** Extra LAB_* environment for this instance, e.g. { LAB_LEASE_MS: '300' }. */
+  env?: Record<string, string>
+  /** Share the default instance's database file (true) or get a fresh one (false). */
+  sameDatabase?: boolean
+}
+
+export type CheckContext = {
+  seed: number
+  rng: Rng
+  /** The stage being graded (checks of earlier stages also run, as regression). */
+  gradedStage: number
+  /** The server every check shares, started with default settings. */
+  bank: BankClient
+  /** Starts another instance of the graded stage's server; it is stopped after the check. */
+  startServer(options?: StartOptions): Promise<BankClient>
+  /** Folder holding stage `n`'s learner files for this run (for checks that call learner code directly). */
+  stageDir(n: number): string
+  /** Path of the default instance's SQLite file (open it read-only). */
+  dbPath: string
+  /** A line for the report, shown under the check whether it passes or not. */
+  note(line: string): void
+  signal: AbortSignal
+}
+
+export type Check = {
+  id: string
+  title: string
+  points: number
+  /** Shown when the check fails: where to look, not the answer. */
+  hint: string
+  timeoutMs: number
+  run(ctx: CheckContext): Promise<void>
+}
+
+export type FailureDetails = {
+  /** The request that showed the problem. */
+  exchange?: Exchange
+  expected?: string
+  got?: string
+}
+
+export class CheckFailure extends Error {
+  constructor(
+    message: string,
+    readonly details: FailureDetails = {},
+  ) {
+    super(message)
+  }
+}
+
+export function fail(message: string, details: FailureDetails = {}): never {
+  throw new CheckFailure(message, details)
+}
+
+export function expectStatus(reply: Reply, expected: number | number[], why: string): void {
+  const ok = Array.isArray(expected) ? expected.includes(reply.status) : reply.status === expected
+  if (!ok)
+    fail(why, {
+      exchange: reply.exchange,
+      expected: `HTTP ${Array.isArray(expected) ? expected.join(' or ') : expected}`,
+      got: `HTTP ${reply.status}`,
+    })
+}
+
+/** An RFC 9457 problem: the status, the media type, and a body with type/title/status. */
+export function expectProblem(reply: Reply, status: number, why: string): void {
+  expectStatus(reply, status, why)
+  const type = reply.headers['content-type'] ?? ''
+  if (!type.startsWith('application/problem+json'))
+    fail(`${why}: errors must be application/problem+json (RFC 9457)`, {
+      exchange: reply.exchange,
+      expected: 'Content-Type: application/problem+json',
+      got: `Content-Type: ${type || '(none)'}`,
+    })
+  const body = reply.json
+  if (!body || typeof body.title !== 'string' || body.status !== status)
+    fail(`${why}: the problem body needs "title" and "status": ${status}`, { exchange: reply.exchange })
+}
+
+export function expectEqual<T>(got: T, expected: T, why: string, exchange?: Exchange): void {
+  const g = JSON.stringify(got)
+  const e = JSON.stringify(expected)
+  if (g !== e) fail(why, { exchange, expected: e, got: g })
+}

@@ -1,0 +1,54 @@
+// Setup and ledger assertions shared by the checks of every stage.
+import type { BankClient, Customer, Ledger } from '../bankClient.ts'
+import { expectEqual, fail, type CheckContext } from '../check.ts'
+
+export type Party = { customer: Customer; accounts: string[] }
+
+/** Customers with accounts and random opening balances, drawn from the check's RNG. */
+export async function openParties(
+  ctx: CheckContext,
+  count: number,
+  accountsEach = 2,
+  bank: BankClient = ctx.bank,
+): Promise<Party[]> {
+  const parties: Party[] = []
+  for (let i = 0; i < count; i++) {
+    const customer = await bank.newCustomer(`customer-${ctx.rng.int(1000, 9999)}`)
+    const accounts: string[] = []
+    for (let j = 0; j < accountsEach; j++) accounts.push(await bank.openAccount(customer, ctx.rng.amount(100_000, 2_000_000)))
+    parties.push({ customer, accounts })
+  }
+  return parties
+}
+
+/** A fresh key for requests whose idempotency is not what the check is about. */
+export const freshKey = (ctx: CheckContext) => ctx.rng.uuid()
+
+/** Money is conserved and no balance is negative, across the whole bank. */
+export function expectConsistent(ledger: Ledger): void {
+  const negative = ledger.accounts.find((a) => a.balance < 0)
+  if (negative) fail(`account ${negative.id} has a negative balance`, { got: String(negative.balance) })
+  const opened = ledger.accounts.reduce((s, a) => s + a.openedWith, 0)
+  const deposited = ledger.entries.filter((e) => e.kind === 'deposit').reduce((s, e) => s + e.amount, 0)
+  const held = ledger.accounts.reduce((s, a) => s + a.balance, 0)
+  expectEqual(held, opened + deposited, 'money was created or destroyed: balances no longer add up to openings plus deposits')
+  // Every balance must equal its opening plus its ledger movements.
+  const expected = new Map(ledger.accounts.map((a) => [a.id, a.openedWith]))
+  for (const e of ledger.entries) {
+    if (e.from) expected.set(e.from, (expected.get(e.from) ?? 0) - e.amount)
+    expected.set(e.to, (expected.get(e.to) ?? 0) + e.amount)
+  }
+  for (const a of ledger.accounts)
+    expectEqual(a.balance, expected.get(a.id), `account ${a.id}'s balance does not match its ledger rows`)
+}
+
+/** Ledger rows that moved money between these two accounts. */
+export function rowsBetween(ledger: Ledger, from: string, to: string) {
+  return ledger.entries.filter((e) => e.from === from && e.to === to)
+}
+
+/** The ledger rows a check caused: those that were not there before. */
+export function newRows(before: Ledger, after: Ledger) {
+  const seen = new Set(before.entries.map((e) => e.id))
+  return after.entries.filter((e) => !seen.has(e.id))
+}

@@ -1,0 +1,218 @@
+// Stage 0: the bank works, and a retried transfer executes twice.
+import { resolve } from 'node:path'
+import Database from 'better-sqlite3'
+import pLimit from 'p-limit'
+import type { LedgerEntry } from '../bankClient.ts'
+import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../check.ts'
+import { callLearnerExport } from '../learnerCode.ts'
+import { expectConsistent, freshKey, newRows, openParties } from './fixtures.ts'
+import { craftLedger, suspectedCopies } from './suspectedDuplicates.ts'
+
+const bankBasics: Check = {
+  id: 'bank-basics',
+  title: 'Clients open accounts and read their balances',
+  points: 3,
+  hint: 'This is the bank every stage builds on: if it fails, the bank or your layer broke a route it should pass through.',
+  timeoutMs: 10_000,
+  async run(ctx) {
+    const health = await ctx.bank.send({ path: '/health' })
+    expectStatus(health, 200, 'GET /health must answer 200')
+    const [alice] = await openParties(ctx, 1, 0)
+    const balance = ctx.rng.amount(0, 5_000_000)
+    const opened = await ctx.bank.as(alice!.customer, { path: '/accounts', body: { balance } })
+    expectStatus(opened, 201, 'POST /accounts opens an account')
+    const read = await ctx.bank.as(alice!.customer, { path: `/accounts/${opened.json.id}` })
+    expectStatus(read, 200, 'a client reads its own account')
+    expectEqual(read.json.balance, balance, 'the balance read back is the opening balance', read.exchange)
+  },
+}
+
+const transfersMoveMoney: Check = {
+  id: 'transfers-move-money',
+  title: 'Transfers answer 201 with the new balance and move exactly the amount',
+  points: 5,
+  hint: 'A 201 body carries id, from, to, amount, createdAt and balanceAfter; the ledger gets one row per 201.',
+  timeoutMs: 15_000,
+  async run(ctx) {
+    const [a, b] = await openParties(ctx, 2)
+    const before = await ctx.bank.ledger()
+    const balances = new Map(before.accounts.map((acc) => [acc.id, acc.balance]))
+    let created = 0
+    for (let i = 0; i < 8; i++) {
+      const from = ctx.rng.pick(a!.accounts)
+      const to = ctx.rng.pick([a!.accounts.find((x) => x !== from)!, ...b!.accounts])
+      // Now and then more than the balance, to see a 402 that moves nothing.
+      const amount = ctx.rng.chance(0.25) ? balances.get(from)! + ctx.rng.amount() : ctx.rng.amount(1_000, 100_000)
+      const reply = await ctx.bank.transfer(a!.customer, { from, to, amount }, { key: freshKey(ctx) })
+      if (amount > balances.get(from)!) {
+        expectProblem(reply, 402, 'a transfer larger than the balance is refused with 402')
+        continue
+      }
+      expectStatus(reply, 201, 'a valid transfer answers 201')
+      created++
+      balances.set(from, balances.get(from)! - amount)
+      balances.set(to, balances.get(to)! + amount)
+      const body = reply.json
+      expectEqual(
+        { from: body.from, to: body.to, amount: body.amount, balanceAfter: body.balanceAfter },
+        { from, to, amount, balanceAfter: balances.get(from) },
+        'the 201 body describes the transfer and the debited balance after it',
+        reply.exchange,
+      )
+      if (typeof body.id !== 'string' || Number.isNaN(Date.parse(body.createdAt)))
+        fail('the 201 body needs a string id and an ISO createdAt', { exchange: reply.exchange })
+    }
+    const after = await ctx.bank.ledger()
+    expectEqual(newRows(before, after).length, created, 'one ledger row per 201')
+    for (const acc of [...a!.accounts, ...b!.accounts])
+      expectEqual(after.accounts.find((x) => x.id === acc)!.balance, balances.get(acc), `balance of ${acc}`)
+    expectConsistent(after)
+  },
+}
+
+const concurrentTransfers: Check = {
+  id: 'concurrent-transfers',
+  title: 'Concurrent transfers keep every balance right and conserve money',
+  points: 6,
+  hint: 'Debit and credit must commit in one transaction, and the balance check must happen inside it.',
+  timeoutMs: 20_000,
+  async run(ctx) {
+    const parties = await openParties(ctx, 4)
+    const before = await ctx.bank.ledger()
+    const limit = pLimit(8)
+    const plans = Array.from({ length: 40 }, () => {
+      const payer = ctx.rng.pick(parties)
+      const from = ctx.rng.pick(payer.accounts)
+      const to = ctx.rng.pick(parties.flatMap((p) => p.accounts).filter((x) => x !== from))
+      return { payer, body: { from, to, amount: ctx.rng.amount(10_000, 900_000) }, key: freshKey(ctx) }
+    })
+    const replies = await Promise.all(
+      ctx.rng.shuffle(plans).map((p) => limit(() => ctx.bank.transfer(p.payer.customer, p.body, { key: p.key }))),
+    )
+    for (const r of replies) expectStatus(r, [201, 402], 'each transfer either executes (201) or is refused for funds (402)')
+    const after = await ctx.bank.ledger()
+    const rows = newRows(before, after)
+    const ok = replies.filter((r) => r.status === 201)
+    expectEqual(rows.length, ok.length, 'exactly one ledger row per 201 answered')
+    const ids = new Set(rows.map((r) => r.id))
+    const missing = ok.find((r) => !ids.has(r.json.id))
+    if (missing) fail('a 201 names a transfer id that is not in the ledger', { exchange: missing.exchange })
+    expectConsistent(after)
+    ctx.note(`${ok.length} of 40 concurrent transfers executed, ${replies.length - ok.length} refused for funds; money conserved`)
+  },
+}
+
+const badInput: Check = {
+  id: 'bad-input',
+  title: 'Bad input gets a 4xx problem+json, never a 500, and moves no money',
+  points: 6,
+  hint: 'Every error is RFC 9457 application/problem+json; validation happens before anything executes.',
+  timeoutMs: 20_000,
+  async run(ctx) {
+    const [a] = await openParties(ctx, 1)
+    const [from, to] = a!.accounts as [string, string]
+    const before = await ctx.bank.ledger()
+    const amount = ctx.rng.amount()
+    const cases: Array<[string, string | object, number]> = [
+      ['malformed JSON', `{"from":"${from}","to":"${to}","amount":${amount}`, 400],
+      ['amount as a string', { from, to, amount: String(amount) }, 400],
+      ['negative amount', { from, to, amount: -amount }, 400],
+      ['zero amount', { from, to, amount: 0 }, 400],
+      ['fractional amount', { from, to, amount: amount + 0.5 }, 400],
+      ['huge amount', `{"from":"${from}","to":"${to}","amount":1e300}`, 400],
+      ['missing field', { from, amount }, 400],
+      ['unknown field', { from, to, amount, currency: 'USD' }, 400],
+      ['same account twice', { from, to: from, amount }, 400],
+      ['an array body', [from, to, amount], 400],
+      ['a 10 MB body', `{"from":"${from}","to":"${to}","amount":${amount},"memo":"${'x'.repeat(10 * 1024 * 1024)}"}`, 413],
+    ]
+    for (const [what, body, status] of cases) {
+      const reply = await ctx.bank.transfer(a!.customer, body as never, {
+        key: freshKey(ctx),
+        raw: typeof body === 'string' ? body : JSON.stringify(body),
+      })
+      expectProblem(reply, status, `${what}: expected ${status}`)
+    }
+    const text = await ctx.bank.send({
+      method: 'POST',
+      path: '/transfers',
+      body: `from=${from}&to=${to}&amount=${amount}`,
+      headers: { Authorization: `Bearer ${a!.customer.apiKey}`, 'Content-Type': 'application/x-www-form-urlencoded', 'Idempotency-Key': freshKey(ctx) },
+    })
+    expectStatus(text, [400, 415], 'a form-encoded body is refused')
+    const after = await ctx.bank.ledger()
+    expectEqual(newRows(before, after).length, 0, 'no bad request may move money')
+    expectEqual(after.accounts.slice(0, before.accounts.length), before.accounts, 'no balance may change')
+  },
+}
+
+const authAndOwnership: Check = {
+  id: 'auth-and-ownership',
+  title: 'Missing or wrong API keys get 401, other clients\' accounts 403, unknown accounts 404',
+  points: 5,
+  hint: 'Authentication comes first; a client may credit any account but only debit its own.',
+  timeoutMs: 15_000,
+  async run(ctx) {
+    const [a, b] = await openParties(ctx, 2)
+    const before = await ctx.bank.ledger()
+    const body = { from: a!.accounts[0]!, to: b!.accounts[0]!, amount: ctx.rng.amount() }
+    const spec = ctx.bank.postSpec(a!.customer, '/transfers', body, { key: freshKey(ctx) })
+    const noAuth = await ctx.bank.send({ ...spec, headers: { 'Idempotency-Key': freshKey(ctx) } })
+    expectProblem(noAuth, 401, 'no Authorization header')
+    const badAuth = await ctx.bank.send({ ...spec, headers: { ...spec.headers, Authorization: 'Bearer sk_not_a_key' } })
+    expectProblem(badAuth, 401, 'an unknown API key')
+    const notMine = await ctx.bank.transfer(b!.customer, body, { key: freshKey(ctx) })
+    expectProblem(notMine, 403, "debiting another client's account")
+    const unknown = await ctx.bank.transfer(a!.customer, { ...body, to: 'acc_does_not_exist' }, { key: freshKey(ctx) })
+    expectProblem(unknown, 404, 'crediting an account that does not exist')
+    const peek = await ctx.bank.as(b!.customer, { path: `/accounts/${a!.accounts[0]}` })
+    expectProblem(peek, 403, "reading another client's account")
+    const after = await ctx.bank.ledger()
+    expectEqual(newRows(before, after).length, 0, 'refused requests move no money')
+  },
+}
+
+const suspectedDuplicates: Check = {
+  id: 'suspected-duplicates',
+  title: 'A retried transfer executes twice, and your query finds the copies',
+  points: 5,
+  hint: 'Edit stages/00-unprotected/suspectedDuplicates.ts: flag each later row that repeats an earlier one within 60 s.',
+  timeoutMs: 20_000,
+  async run(ctx) {
+    // The story first: a client that loses the responses sends the same transfer three times.
+    const [a, b] = await openParties(ctx, 2)
+    const body = { from: a!.accounts[0]!, to: b!.accounts[0]!, amount: ctx.rng.amount() }
+    const key = ctx.rng.uuid()
+    for (let attempt = 1; attempt <= 3; attempt++) await ctx.bank.transfer(a!.customer, body, { key })
+    const live = await ctx.bank.ledger()
+    const executed = live.entries.filter((e) => e.from === body.from && e.to === body.to).length
+    ctx.note(
+      `3 attempts of one ₩${body.amount.toLocaleString('en')} transfer, same Idempotency-Key → ${executed} ledger row(s)` +
+        (executed > 1 ? `: the retries moved ₩${((executed - 1) * body.amount).toLocaleString('en')} extra. Stage 1 fixes this.` : ''),
+    )
+
+    const file = resolve(ctx.stageDir(0), 'suspectedDuplicates.ts')
+    const [result] = await callLearnerExport(file, 'SUSPECTED_DUPLICATES_SQL', null)
+    const sql = result && result.ok ? result.value : undefined
+    if (typeof sql !== 'string' || !sql.trim()) fail(`${file} must export SUSPECTED_DUPLICATES_SQL, a SQL query`)
+    const run = (dbFile: string) => {
+      const db = new Database(dbFile, { readonly: true, fileMustExist: true })
+      try {
+        return (db.prepare(sql).all() as Array<{ id?: unknown }>).map((r) => String(r.id)).sort()
+      } catch (error) {
+        return fail(`your query failed: ${(error as Error).message}`, { got: sql })
+      } finally {
+        db.close()
+      }
+    }
+    const crafted = craftLedger(ctx.rng)
+    try {
+      expectEqual(run(crafted.path), suspectedCopies(crafted.entries), 'on a crafted ledger, your query must flag exactly the copies')
+    } finally {
+      crafted.dispose()
+    }
+    expectEqual(run(ctx.dbPath), suspectedCopies(live.entries as LedgerEntry[]), 'on the live ledger, your query must flag exactly the copies')
+  },
+}
+
+export const stage0: Check[] = [bankBasics, transfersMoveMoney, concurrentTransfers, badInput, authAndOwnership, suspectedDuplicates]

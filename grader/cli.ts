@@ -1,0 +1,97 @@
+// npm run grade -- <stage> [--solution | --dir PATH] [--seed N] [--repeat N] [--json FILE] [--verbose]
+import { writeFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import chalk from 'chalk'
+import { findStage, UnknownStageError } from './course.ts'
+import { installSignalCleanup } from './processes.ts'
+import { printCheck, printHeader, printStageStart, printSummary, printVerboseExchange } from './report.ts'
+import { newSeed } from './rng.ts'
+import { grade, type GradeResult } from './runner.ts'
+import type { Source } from './workspace.ts'
+
+const USAGE = `usage: npm run grade -- <stage> [options]
+
+  <stage>          0, stage0, or a slug such as unique-key
+  --solution       grade the reference solution instead of stages/
+  --dir PATH       grade the learner files of another checkout of the course
+  --seed N         reproduce a run (every random input comes from the seed)
+  --repeat N       grade N times with seeds N, N+1, ... and report failures out of N
+  --json FILE      write the result as JSON
+  --verbose        print every request and response`
+
+async function main(): Promise<number> {
+  installSignalCleanup()
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      solution: { type: 'boolean', default: false },
+      dir: { type: 'string' },
+      seed: { type: 'string' },
+      repeat: { type: 'string', default: '1' },
+      json: { type: 'string' },
+      verbose: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  })
+  if (values.help || positionals.length !== 1) {
+    console.log(USAGE)
+    return values.help ? 0 : 2
+  }
+  const stage = findStage(positionals[0]!)
+  if (values.solution && values.dir) throw new UsageError('--solution and --dir exclude each other')
+  const source: Source = values.solution
+    ? { kind: 'solution' }
+    : values.dir
+      ? { kind: 'dir', path: resolve(values.dir) }
+      : { kind: 'starter' }
+  const repeat = Number(values.repeat)
+  if (!Number.isInteger(repeat) || repeat < 1) throw new UsageError('--repeat takes a whole number ≥ 1')
+  const firstSeed = values.seed !== undefined ? Number(values.seed) : newSeed()
+  if (!Number.isSafeInteger(firstSeed)) throw new UsageError('--seed takes a whole number')
+  const where = source.kind === 'starter' ? `stages/${stage.folder}` : source.kind === 'solution' ? `solutions/${stage.folder}` : source.path
+
+  const results: GradeResult[] = []
+  for (let run = 0; run < repeat; run++) {
+    const seed = firstSeed + run
+    const quiet = repeat > 1
+    if (!quiet) printHeader(stage, seed, where)
+    const result = await grade({
+      stage: stage.number,
+      seed,
+      source,
+      onExchange: values.verbose ? printVerboseExchange : undefined,
+      onCheckStart: quiet ? undefined : (check, s) => printStageStart(check, s, stage.number),
+      onCheckEnd: quiet ? (r) => (r.passed ? undefined : printCheck(r)) : printCheck,
+    })
+    results.push(result)
+    if (quiet) {
+      const mark = result.passed ? chalk.green('✓') : chalk.red('✗')
+      console.log(`${mark} run ${run + 1}/${repeat} seed ${seed}: ${result.score}/${result.maxScore} (${(result.durationMs / 1000).toFixed(1)} s)`)
+    } else printSummary(result)
+  }
+
+  if (repeat > 1) {
+    const failed = results.filter((r) => !r.passed)
+    console.log(`\n${failed.length === 0 ? chalk.green.bold('PASSED') : chalk.red.bold('FAILED')}  ${repeat - failed.length}/${repeat} runs passed`)
+    for (const r of failed) console.log(`  rerun: ${r.rerun}  (failed: ${r.checks.filter((c) => !c.passed).map((c) => c.id).join(', ')})`)
+  }
+  if (values.json) {
+    const payload = repeat === 1 ? results[0] : { runs: results, passed: results.every((r) => r.passed) }
+    writeFileSync(values.json, `${JSON.stringify(payload, null, 2)}\n`)
+  }
+  return results.every((r) => r.passed) ? 0 : 1
+}
+
+class UsageError extends Error {}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    if (error instanceof UsageError || error instanceof UnknownStageError) {
+      console.error(chalk.red(error.message))
+      console.error(USAGE)
+    } else console.error(chalk.red('the grader itself failed:'), error)
+    process.exit(2)
+  },
+)

@@ -1,0 +1,123 @@
+// The grader's HTTP client. Every request is recorded as an Exchange, so a
+// failure can show exactly what was sent (as a curl command) and what came back.
+import { Client, request, type Dispatcher } from 'undici'
+
+export type SentRequest = {
+  method: string
+  url: string
+  headers: Record<string, string>
+  body?: string
+}
+
+export type Exchange = {
+  request: SentRequest
+  response?: { status: number; headers: Record<string, string>; body: string }
+  error?: string
+  ms: number
+}
+
+export class Reply {
+  constructor(readonly exchange: Exchange & { response: NonNullable<Exchange['response']> }) {}
+  get status() {
+    return this.exchange.response.status
+  }
+  get headers() {
+    return this.exchange.response.headers
+  }
+  get text() {
+    return this.exchange.response.body
+  }
+  /** The body parsed as JSON, or undefined when it is not JSON. */
+  get json(): any {
+    try {
+      return JSON.parse(this.text)
+    } catch {
+      return undefined
+    }
+  }
+}
+
+export type RequestSpec = {
+  method?: string
+  path: string
+  headers?: Record<string, string>
+  /** An object is sent as JSON; a string is sent as is (with a JSON content type). */
+  body?: unknown
+}
+
+function flatten(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v
+  return out
+}
+
+export class HttpClient {
+  constructor(
+    private readonly record: (e: Exchange) => void,
+    private readonly signal?: AbortSignal,
+  ) {}
+
+  async send(baseUrl: string, spec: RequestSpec, dispatcher?: Dispatcher): Promise<Reply> {
+    const body = spec.body === undefined ? undefined : typeof spec.body === 'string' ? spec.body : JSON.stringify(spec.body)
+    const headers: Record<string, string> = {
+      ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      ...spec.headers,
+    }
+    const sent: SentRequest = { method: spec.method ?? (body === undefined ? 'GET' : 'POST'), url: baseUrl + spec.path, headers, body }
+    const started = performance.now()
+    const exchange: Exchange = { request: sent, ms: 0 }
+    try {
+      const res = await request(sent.url, {
+        method: sent.method as Dispatcher.HttpMethod,
+        headers,
+        body,
+        dispatcher,
+        signal: this.signal,
+        headersTimeout: 30_000,
+        bodyTimeout: 30_000,
+      })
+      exchange.response = { status: res.statusCode, headers: flatten(res.headers), body: await res.body.text() }
+      return new Reply(exchange as Reply['exchange'])
+    } catch (error) {
+      exchange.error = (error as Error).message
+      throw Object.assign(error as Error, { exchange })
+    } finally {
+      exchange.ms = Math.round(performance.now() - started)
+      this.record(exchange)
+    }
+  }
+
+  /**
+   * Sends every spec at the same instant, each on its own connection: the
+   * connections are opened and warmed first, then all requests are written in
+   * one synchronous loop (a barrier, not a loop of awaits).
+   */
+  async burst(baseUrl: string, specs: RequestSpec[]): Promise<Reply[]> {
+    const clients = specs.map(() => new Client(baseUrl, { pipelining: 1 }))
+    try {
+      await Promise.all(clients.map((c) => c.request({ method: 'GET', path: '/health' }).then((r) => r.body.text())))
+      return await Promise.all(specs.map((spec, i) => this.send(baseUrl, spec, clients[i])))
+    } finally {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)))
+    }
+  }
+}
+
+/** A copy-pasteable command that sends the same bytes. */
+export function toCurl(req: SentRequest): string {
+  const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`
+  const parts = ['curl -sS -i', `-X ${req.method}`, q(req.url)]
+  for (const [k, v] of Object.entries(req.headers)) parts.push(`-H ${q(`${k}: ${v}`)}`)
+  if (req.body !== undefined) parts.push(`--data-raw ${q(req.body.length > 2_000 ? `${req.body.slice(0, 2_000)}…` : req.body)}`)
+  return parts.join(' ')
+}
+
+export function describeResponse(e: Exchange): string {
+  if (!e.response) return `no response (${e.error ?? 'unknown error'})`
+  const r = e.response
+  const shown = ['content-type', 'retry-after', 'idempotent-replayed', 'location']
+    .filter((h) => r.headers[h] !== undefined)
+    .map((h) => `${h}: ${r.headers[h]}`)
+  const body = r.body.length > 600 ? `${r.body.slice(0, 600)}…` : r.body
+  return [`HTTP ${r.status}`, ...shown, body].join('\n')
+}

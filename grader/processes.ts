@@ -1,0 +1,54 @@
+// Every child the grader starts is registered here, so that nothing outlives
+// the grader: not on success, not on a thrown error, not on Ctrl-C.
+import type { ChildProcess } from 'node:child_process'
+
+const live = new Set<ChildProcess>()
+
+let exitHookInstalled = false
+
+export function track(child: ChildProcess) {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true
+    process.on('exit', killAll)
+  }
+  live.add(child)
+  child.once('exit', () => live.delete(child))
+}
+
+/** Signal a child's whole process group (children are spawned detached, as group leaders). */
+export function signalGroup(child: ChildProcess, signal: NodeJS.Signals) {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
+  try {
+    process.kill(-child.pid, signal)
+  } catch {
+    // The group is already gone.
+  }
+}
+
+/** SIGTERM the group, then SIGKILL it if it has not exited after `graceMs`. */
+export async function stopGroup(child: ChildProcess, graceMs = 1_500): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  signalGroup(child, 'SIGTERM')
+  const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), graceMs)
+  await exited
+  clearTimeout(timer)
+  signalGroup(child, 'SIGKILL') // grandchildren that ignored SIGTERM
+}
+
+function killAll() {
+  for (const child of live) signalGroup(child, 'SIGKILL')
+}
+
+let installed = false
+/** For command-line tools: Ctrl-C and friends also kill every child first. */
+export function installSignalCleanup() {
+  if (installed) return
+  installed = true
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => {
+      killAll()
+      process.exit(signal === 'SIGINT' ? 130 : 143)
+    })
+  }
+}

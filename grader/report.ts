@@ -1,0 +1,62 @@
+// How a grade looks in a terminal.
+import chalk from 'chalk'
+import type { Check } from './check.ts'
+import type { Stage } from './course.ts'
+import { describeResponse, toCurl, type Exchange } from './http.ts'
+import type { CheckResult, GradeResult } from './runner.ts'
+
+const indent = (text: string, pad: string) =>
+  text
+    .split('\n')
+    .map((line) => pad + line)
+    .join('\n')
+
+export function printHeader(stage: Stage, seed: number, where: string) {
+  console.log(chalk.bold(`\nStage ${stage.number} · ${stage.title}`) + chalk.dim(`  (${where}, seed ${seed})`))
+}
+
+let lastStage = -1
+export function printStageStart(_check: Check, stage: Stage, graded: number) {
+  if (stage.number === lastStage) return
+  lastStage = stage.number
+  console.log(chalk.dim(`  ${stage.number === graded ? `stage ${stage.number}` : `stage ${stage.number} (regression)`}`))
+}
+
+export function printCheck(r: CheckResult) {
+  const mark = r.passed ? chalk.green('✓') : chalk.red('✗')
+  const pts = chalk.dim(`${r.points}/${r.maxPoints}`)
+  const time = chalk.dim(`${(r.durationMs / 1000).toFixed(1)} s`)
+  console.log(`  ${mark} ${r.title} ${chalk.dim(`[${r.id}]`)} ${pts} ${time}`)
+  for (const note of r.notes) console.log(chalk.cyan(indent(note, '      ↳ ')))
+  if (r.passed) return
+  const label = r.status === 'timeout' ? 'timed out' : r.status === 'error' ? 'could not run' : 'failed'
+  console.log(chalk.red(indent(`${label}: ${r.message}`, '      ')))
+  const f = r.failure
+  if (f?.exchange) printExchange(f.exchange)
+  if (f?.expected !== undefined) console.log(indent(`expected: ${f.expected}`, '      '))
+  if (f?.got !== undefined) console.log(indent(`got:      ${f.got}`, '      '))
+  console.log(chalk.yellow(indent(`hint: ${r.hint}`, '      ')))
+  if (f?.serverLog) console.log(chalk.dim(indent(`server log (last lines):\n${f.serverLog}`, '      ')))
+}
+
+function printExchange(e: Exchange) {
+  console.log(chalk.dim('      sent:'))
+  console.log(indent(toCurl(e.request), '        '))
+  console.log(chalk.dim('      came back:'))
+  console.log(indent(describeResponse(e), '        '))
+}
+
+export function printVerboseExchange(e: Exchange) {
+  const status = e.response ? e.response.status : 'ERR'
+  console.log(chalk.dim(`      → ${e.request.method} ${e.request.url} ${e.request.body?.slice(0, 160) ?? ''}`))
+  console.log(chalk.dim(`      ← ${status} ${(e.response?.body ?? e.error ?? '').slice(0, 160)} (${e.ms} ms)`))
+}
+
+export function printSummary(g: GradeResult) {
+  const failed = g.checks.filter((c) => !c.passed)
+  const verdict = g.passed ? chalk.green.bold('PASSED') : chalk.red.bold('FAILED')
+  console.log(
+    `\n${verdict}  score ${g.score}/${g.maxScore} · ${g.checks.length - failed.length} of ${g.checks.length} checks · ${(g.durationMs / 1000).toFixed(1)} s`,
+  )
+  console.log(`seed ${g.seed} · rerun: ${chalk.bold(g.rerun)}`)
+}

@@ -1,0 +1,62 @@
+// Where a grading run keeps its things: a temp folder for database files, and,
+// when grading another checkout, an overlay of that checkout's learner files on
+// this course's own stage folders.
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import type { Stage } from './course.ts'
+import { repoRoot } from './paths.ts'
+
+/** Which copy of the learner files to grade. */
+export type Source = { kind: 'starter' } | { kind: 'solution' } | { kind: 'dir'; path: string }
+
+export function describeSource(source: Source): string {
+  return source.kind === 'starter' ? '' : source.kind === 'solution' ? ' --solution' : ` --dir ${source.path}`
+}
+
+export class Workspace {
+  readonly tmp = mkdtempSync(join(tmpdir(), 'idem-lab-'))
+  private overlayRoot: string | undefined
+  private dbCount = 0
+
+  constructor(readonly source: Source) {}
+
+  newDbPath(): string {
+    return join(this.tmp, `bank-${++this.dbCount}.sqlite`)
+  }
+
+  /** The folder whose files stand for this stage in this run. */
+  stageDir(stage: Stage): string {
+    if (this.source.kind === 'starter') return resolve(repoRoot, 'stages', stage.folder)
+    if (this.source.kind === 'solution') return resolve(repoRoot, 'solutions', stage.folder)
+    return this.overlay(stage, this.source.path)
+  }
+
+  /**
+   * Only the files the manifest says a learner edits are taken from the other
+   * checkout; everything else is this course's own. The overlay lives inside
+   * this repository so that `#bank/...` imports resolve to our bank.
+   */
+  private overlay(stage: Stage, checkout: string): string {
+    if (!this.overlayRoot) {
+      const base = join(repoRoot, '.lab', 'work')
+      mkdirSync(base, { recursive: true })
+      this.overlayRoot = mkdtempSync(join(base, 'run-'))
+    }
+    const target = join(this.overlayRoot, stage.folder)
+    if (existsSync(target)) return target
+    const own = resolve(repoRoot, 'stages', stage.folder)
+    mkdirSync(target, { recursive: true })
+    for (const file of readdirSync(own)) if (file.endsWith('.ts')) cpSync(join(own, file), join(target, file))
+    for (const file of stage.edits) {
+      const theirs = resolve(checkout, 'stages', stage.folder, file)
+      if (existsSync(theirs)) cpSync(theirs, join(target, file))
+    }
+    return target
+  }
+
+  dispose() {
+    rmSync(this.tmp, { recursive: true, force: true })
+    if (this.overlayRoot) rmSync(this.overlayRoot, { recursive: true, force: true })
+  }
+}
