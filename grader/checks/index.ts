@@ -2,10 +2,13 @@
 // the same ids; a test keeps the two in step.
 import type { Check } from '../check.ts'
 import { stage0 } from './stage0.ts'
+import { stage1 } from './stage1.ts'
+import { stage2 } from './stage2.ts'
+import { stage3 } from './stage3.ts'
+import { stage4 } from './stage4.ts'
+import { stage5 } from './stage5.ts'
 
-const byStage: Record<number, Check[]> = {
-  0: stage0,
-}
+const byStage: Check[][] = [stage0, stage1, stage2, stage3, stage4, stage5]
 
 export function checksFor(stage: number): Check[] {
   return byStage[stage] ?? []

@@ -1,5 +1,5 @@
 // Stage 0 has no idempotency layer: every POST /transfers executes, retries
-// included. Read it, then read stage 1, where this file starts to matter.
+// included. Learners read this file; the exercise is suspectedDuplicates.ts.
 import type { CreateLayer } from '#bank/layer.ts'
 
 export const createLayer: CreateLayer = () => ({

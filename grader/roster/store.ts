@@ -1,0 +1,186 @@
+// The results store: one SQLite file in which every grading run accumulates
+// (roster runs and imported CI results alike). docs/instructors.md documents
+// the tables; `npm run scores` reads them.
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import Database from 'better-sqlite3'
+import { repoRoot } from '../paths.ts'
+import type { GradeSummary } from './resultSchema.ts'
+
+export const DEFAULT_STORE = resolve(repoRoot, 'results', 'grades.sqlite')
+
+/** How a run ended: graded normally, killed at the time limit, or the grader itself stopped. */
+export type Outcome = 'graded' | 'time limit' | 'grader failed'
+
+export type RunRecord = {
+  learner: string
+  gradedAt: string
+  outcome: Outcome
+  /** Why a run was not graded normally (empty when it was). */
+  reason: string
+  /** Where the run came from: the roster folder, or the imported file. */
+  origin: string
+  result: GradeSummary
+}
+
+export type StoredCheck = {
+  id: string
+  stage: number
+  title: string
+  status: 'pass' | 'fail' | 'timeout' | 'error'
+  points: number
+  maxPoints: number
+  message: string
+}
+
+export type StoredRun = {
+  id: number
+  learner: string
+  stage: number
+  slug: string
+  seed: number
+  gradedAt: string
+  outcome: Outcome
+  reason: string
+  score: number
+  maxScore: number
+  durationMs: number
+  rerun: string
+  origin: string
+  checks: StoredCheck[]
+}
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS runs (
+    id          INTEGER PRIMARY KEY,
+    learner     TEXT    NOT NULL,
+    stage       INTEGER NOT NULL,
+    slug        TEXT    NOT NULL,
+    seed        INTEGER NOT NULL,
+    graded_at   TEXT    NOT NULL,
+    outcome     TEXT    NOT NULL CHECK (outcome IN ('graded', 'time limit', 'grader failed')),
+    reason      TEXT    NOT NULL,
+    score       INTEGER NOT NULL,
+    max_score   INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    rerun       TEXT    NOT NULL,
+    origin      TEXT    NOT NULL,
+    -- The same result file imported twice is one run, not two.
+    UNIQUE (learner, stage, seed, graded_at)
+  );
+  CREATE TABLE IF NOT EXISTS check_results (
+    run_id     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position   INTEGER NOT NULL,
+    check_id   TEXT    NOT NULL,
+    stage      INTEGER NOT NULL,
+    title      TEXT    NOT NULL,
+    status     TEXT    NOT NULL CHECK (status IN ('pass', 'fail', 'timeout', 'error')),
+    points     INTEGER NOT NULL,
+    max_points INTEGER NOT NULL,
+    message    TEXT    NOT NULL,
+    PRIMARY KEY (run_id, position)
+  );
+  CREATE INDEX IF NOT EXISTS runs_by_learner ON runs (learner, graded_at);
+`
+
+export class DuplicateRunError extends Error {}
+
+export class ResultsStore {
+  private readonly db: Database.Database
+
+  constructor(readonly path: string = DEFAULT_STORE) {
+    mkdirSync(dirname(path), { recursive: true })
+    this.db = new Database(path)
+    this.db.pragma('busy_timeout = 5000')
+    this.db.pragma('foreign_keys = ON')
+    this.db.exec(SCHEMA)
+    this.db.pragma('user_version = 1')
+  }
+
+  /** Adds one run with its checks; a run already in the store raises DuplicateRunError. */
+  record(run: RunRecord): number {
+    const r = run.result
+    const insertRun = this.db.prepare(
+      `INSERT INTO runs (learner, stage, slug, seed, graded_at, outcome, reason, score, max_score, duration_ms, rerun, origin)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    const insertCheck = this.db.prepare(
+      `INSERT INTO check_results (run_id, position, check_id, stage, title, status, points, max_points, message)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    const write = this.db.transaction(() => {
+      const { lastInsertRowid } = insertRun.run(
+        run.learner, r.stage, r.slug, r.seed, run.gradedAt, run.outcome, run.reason,
+        r.score, r.maxScore, Math.round(r.durationMs), r.rerun, run.origin,
+      )
+      const id = Number(lastInsertRowid)
+      r.checks.forEach((c, i) => insertCheck.run(id, i, c.id, c.stage, c.title, c.status, c.points, c.maxPoints, c.message))
+      return id
+    })
+    try {
+      return write()
+    } catch (error) {
+      // The UNIQUE constraint decides what a duplicate is; no look-before-insert.
+      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE')
+        throw new DuplicateRunError(`${run.learner}'s stage ${r.stage} run with seed ${r.seed} at ${run.gradedAt} is already in the store`)
+      throw error
+    }
+  }
+
+  /** Each learner's most recent run (only runs that graded `stage`, when given). */
+  latestRuns(stage?: number): StoredRun[] {
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM runs r
+          WHERE r.id = (SELECT id FROM runs WHERE learner = r.learner AND (?1 IS NULL OR stage = ?1)
+                         ORDER BY graded_at DESC, id DESC LIMIT 1)
+          ORDER BY learner`,
+      )
+      .all(stage ?? null) as RunRow[]
+    const checks = this.db.prepare(
+      `SELECT check_id AS id, stage, title, status, points, max_points AS maxPoints, message
+         FROM check_results WHERE run_id = ? ORDER BY position`,
+    )
+    return rows.map((row) => ({
+      id: row.id,
+      learner: row.learner,
+      stage: row.stage,
+      slug: row.slug,
+      seed: row.seed,
+      gradedAt: row.graded_at,
+      outcome: row.outcome,
+      reason: row.reason,
+      score: row.score,
+      maxScore: row.max_score,
+      durationMs: row.duration_ms,
+      rerun: row.rerun,
+      origin: row.origin,
+      checks: checks.all(row.id) as StoredCheck[],
+    }))
+  }
+
+  /** How many runs the store holds in all. */
+  runCount(): number {
+    return (this.db.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n
+  }
+
+  close() {
+    this.db.close()
+  }
+}
+
+type RunRow = {
+  id: number
+  learner: string
+  stage: number
+  slug: string
+  seed: number
+  graded_at: string
+  outcome: Outcome
+  reason: string
+  score: number
+  max_score: number
+  duration_ms: number
+  rerun: string
+  origin: string
+}

@@ -1,0 +1,39 @@
+// The key table. Its PRIMARY KEY is the whole idea of this stage: the database,
+// not our code, decides which of two simultaneous requests came first.
+import Database from 'better-sqlite3'
+import type { Db } from '#bank/db.ts'
+
+/** better-sqlite3 raises a SqliteError with one of these codes when the INSERT hits the key's constraint. */
+export function isUniqueViolation(error: unknown): boolean {
+  return (
+    error instanceof Database.SqliteError &&
+    (error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || error.code === 'SQLITE_CONSTRAINT_UNIQUE')
+  )
+}
+
+export function createKeyStore(db: Db) {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS idempotency_keys (
+      key        TEXT PRIMARY KEY,
+      created_at TEXT NOT NULL
+    )
+  `)
+  // A plain INSERT: not INSERT OR IGNORE, which would skip the row silently
+  // and leave us unable to tell a retry from a first request.
+  const insert = db.prepare<[string, string]>('INSERT INTO idempotency_keys (key, created_at) VALUES (?, ?)')
+
+  return {
+    /** True if this request now owns the key; false if the key was already claimed. */
+    claim(key: string): boolean {
+      try {
+        insert.run(key, new Date().toISOString())
+        return true
+      } catch (error) {
+        // The failed INSERT *is* the answer: someone claimed this key first,
+        // even if they did it a microsecond ago in another process.
+        if (isUniqueViolation(error)) return false
+        throw error
+      }
+    },
+  }
+}

@@ -1,0 +1,493 @@
+// The bank's HTTP contract (CONTRACT.md), tested against a real bank process
+// (bank/main.ts with the stage 0 layer) on a real port and a real SQLite file.
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { Readable } from 'node:stream'
+import Database from 'better-sqlite3'
+import { request } from 'undici'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { BankClient, Customer, Ledger } from '#grader/bankClient.ts'
+import type { Exchange, RequestSpec } from '#grader/http.ts'
+import { repoRoot } from '#grader/paths.ts'
+import { balancesOf, customerWith, expectProblemReply, startBank, type TestBank } from './helpers/bank.ts'
+import { leftoverAfter, processesWithMarker } from './helpers/procs.ts'
+import { scratchDir } from './helpers/scratch.ts'
+
+const MAX_AMOUNT = 1_000_000_000_000
+const scratch = scratchDir('contract')
+const seen: Exchange[] = []
+let tb: TestBank
+let bank: BankClient
+let alice: { customer: Customer; accounts: string[] }
+let bob: { customer: Customer; accounts: string[] }
+
+beforeAll(async () => {
+  tb = await startBank(scratch.path, { record: (e) => seen.push(e) })
+  bank = tb.bank
+  alice = await customerWith(bank, 1_000_000, 50_000)
+  bob = await customerWith(bank, 300_000)
+})
+
+afterAll(async () => {
+  await tb?.server.stop()
+  const left = await leftoverAfter(() => processesWithMarker(scratch.path))
+  scratch.dispose()
+  expect(left.map((p) => `${p.pid} ${p.cmdline}`), 'server processes left running by this file').toEqual([])
+})
+
+const admin = (spec: RequestSpec) => bank.send({ ...spec, headers: { Authorization: `Bearer ${tb.adminToken}`, ...spec.headers } })
+
+describe('routes', () => {
+  it('GET /health answers 200 with the server pid, without authentication', async () => {
+    const r = await bank.send({ path: '/health' })
+    expect(r.status).toBe(200)
+    expect(r.headers['content-type']).toBe('application/json')
+    expect(r.json).toEqual({ status: 'ok', pid: tb.server.pid })
+  })
+
+  it('admin routes need the admin token: none, a wrong one or a client key get 401 with WWW-Authenticate', async () => {
+    const attempts: RequestSpec[] = [
+      { path: '/admin/ledger' },
+      { path: '/admin/core' },
+      { method: 'PUT', path: '/admin/core', body: { hold: true } },
+      { path: '/admin/clients', body: { name: 'mallory' } },
+    ]
+    for (const spec of attempts)
+      for (const auth of [undefined, 'Bearer wrong-token-123', `Bearer ${alice.customer.apiKey}`, `Basic ${tb.adminToken}`]) {
+        const r = await bank.send({ ...spec, headers: auth ? { Authorization: auth } : {} })
+        expectProblemReply(r, 401, '/problems/unauthorized')
+        expect(r.headers['www-authenticate']).toBe('Bearer')
+      }
+    expect((await bank.core({})).hold).toBe(false)
+  })
+
+  it('POST /admin/clients answers 201 with an id, the name and an API key that works', async () => {
+    const r = await admin({ path: '/admin/clients', body: { name: 'teller desk' } })
+    expect(r.status).toBe(201)
+    expect(r.json).toEqual({ id: expect.stringMatching(/^cl_/), name: 'teller desk', apiKey: expect.stringMatching(/^sk_/) })
+    const opened = await bank.as({ ...r.json }, { path: '/accounts', body: { balance: 0 } })
+    expect(opened.status).toBe(201)
+  })
+
+  it('POST /accounts answers 201 with Location; GET /accounts/{id} reads it; 403 for another client, 404 unknown', async () => {
+    const r = await bank.as(bob.customer, { path: '/accounts', body: { balance: 123_456 } })
+    expect(r.status).toBe(201)
+    expect(r.json).toEqual({ id: expect.stringMatching(/^acc_/), balance: 123_456 })
+    expect(r.headers.location).toBe(`/accounts/${r.json.id}`)
+    const read = await bank.as(bob.customer, { path: r.headers.location! })
+    expect(read.status).toBe(200)
+    expect(read.json).toEqual({ id: r.json.id, balance: 123_456 })
+    expectProblemReply(await bank.as(alice.customer, { path: r.headers.location! }), 403, '/problems/not-account-owner')
+    expectProblemReply(await bank.as(bob.customer, { path: '/accounts/acc_nope' }), 404, '/problems/account-not-found')
+    expectProblemReply(await bank.send({ path: r.headers.location! }), 401, '/problems/unauthorized')
+  })
+
+  it('POST /transfers answers 201 with the documented body and Location, and moves exactly the amount', async () => {
+    const before = await bank.ledger()
+    const [from, to] = [alice.accounts[0]!, bob.accounts[0]!]
+    const r = await bank.transfer(alice.customer, { from, to, amount: 200_000 })
+    expect(r.status).toBe(201)
+    expect(r.headers['content-type']).toBe('application/json')
+    expect(Object.keys(r.json)).toEqual(['id', 'from', 'to', 'amount', 'createdAt', 'balanceAfter'])
+    expect(r.json).toMatchObject({ id: expect.stringMatching(/^tr_/), from, to, amount: 200_000 })
+    expect(r.json.balanceAfter).toBe(balancesOf(before)[from]! - 200_000)
+    expect(new Date(r.json.createdAt).toISOString()).toBe(r.json.createdAt)
+    expect(r.headers.location).toBe(`/transfers/${r.json.id}`)
+    expect(Number(r.headers['content-length'])).toBe(Buffer.byteLength(r.text))
+
+    const after = await bank.ledger()
+    expect(after.entries.slice(before.entries.length)).toEqual([
+      { id: r.json.id, kind: 'transfer', clientId: alice.customer.id, from, to, amount: 200_000, createdAt: r.json.createdAt },
+    ])
+    expect(balancesOf(after)).toEqual({ ...balancesOf(before), [from]: balancesOf(before)[from]! - 200_000, [to]: balancesOf(before)[to]! + 200_000 })
+  })
+
+  it('a body computed again would differ: two equal transfers get different ids and balanceAfter', async () => {
+    const body = { from: alice.accounts[0]!, to: bob.accounts[0]!, amount: 1_000 }
+    const [one, two] = [await bank.transfer(alice.customer, body), await bank.transfer(alice.customer, body)]
+    expect([one.status, two.status]).toEqual([201, 201])
+    expect(one.json.id).not.toBe(two.json.id)
+    expect(two.json.balanceAfter).toBe(one.json.balanceAfter - 1_000)
+  })
+
+  it('GET /transfers/{id} shows the entry to the client that made it, 404 to anyone else', async () => {
+    const made = await bank.transfer(alice.customer, { from: alice.accounts[0]!, to: alice.accounts[1]!, amount: 500 })
+    const read = await bank.as(alice.customer, { path: made.headers.location! })
+    expect(read.status).toBe(200)
+    expect(read.json).toEqual({ id: made.json.id, from: made.json.from, to: made.json.to, amount: 500, createdAt: made.json.createdAt })
+    const other = await bank.as(bob.customer, { path: made.headers.location! })
+    expect(other.status).toBe(404)
+    expect(other.headers['content-type']).toMatch(/^application\/problem\+json/)
+    expect((await bank.as(alice.customer, { path: '/transfers/tr_nope' })).status).toBe(404)
+    // A deposit id is not a transfer.
+    const dep = await bank.deposit(alice.customer, { to: alice.accounts[1]!, amount: 1 })
+    expect((await bank.as(alice.customer, { path: `/transfers/${dep.json.id}` })).status).toBe(404)
+  })
+
+  it('POST /deposits credits one of the client\'s own accounts: 201 with Location; 403 for another client\'s account', async () => {
+    const before = await bank.ledger()
+    const to = bob.accounts[0]!
+    const r = await bank.deposit(bob.customer, { to, amount: 70_000 })
+    expect(r.status).toBe(201)
+    expect(Object.keys(r.json)).toEqual(['id', 'to', 'amount', 'createdAt', 'balanceAfter'])
+    expect(r.json).toMatchObject({ id: expect.stringMatching(/^dp_/), to, amount: 70_000, balanceAfter: balancesOf(before)[to]! + 70_000 })
+    expect(r.headers.location).toBe(`/deposits/${r.json.id}`)
+    const read = await bank.as(bob.customer, { path: r.headers.location! })
+    expect(read.json).toEqual({ id: r.json.id, from: null, to, amount: 70_000, createdAt: r.json.createdAt })
+    const after = await bank.ledger()
+    expect(after.entries.at(-1)).toMatchObject({ id: r.json.id, kind: 'deposit', from: null, to, clientId: bob.customer.id })
+
+    expectProblemReply(await bank.deposit(alice.customer, { to, amount: 1 }), 403, '/problems/not-account-owner')
+    expectProblemReply(await bank.deposit(alice.customer, { to: 'acc_nope', amount: 1 }), 404, '/problems/account-not-found')
+    expect(balancesOf(await bank.ledger())).toEqual(balancesOf(after))
+  })
+
+  it('memo and metadata (nested JSON) are accepted and change nothing the bank does', async () => {
+    const before = balancesOf(await bank.ledger())
+    const body = { from: alice.accounts[0]!, to: bob.accounts[0]!, amount: 3_000, memo: '월세 · rent ✓', metadata: { order: { id: 7, tags: ['a', null] }, ok: true } }
+    const r = await bank.transfer(alice.customer, body)
+    expect(r.status).toBe(201)
+    expect(r.json.balanceAfter).toBe(before[body.from]! - 3_000)
+    expect((await bank.deposit(bob.customer, { to: bob.accounts[0]!, amount: 1, memo: '', metadata: {} } as never)).status).toBe(201)
+  })
+
+  it('refusals are problems that move nothing: 402 with balance and amount, 403 not yours, 404 unknown account', async () => {
+    const before = await bank.ledger()
+    const small = alice.accounts[1]!
+    const have = balancesOf(before)[small]!
+    const poor = await bank.transfer(alice.customer, { from: small, to: bob.accounts[0]!, amount: have + 1 })
+    expectProblemReply(poor, 402, '/problems/insufficient-funds')
+    expect(poor.json).toMatchObject({ balance: have, amount: have + 1 })
+    expectProblemReply(await bank.transfer(bob.customer, { from: small, to: bob.accounts[0]!, amount: 1 }), 403, '/problems/not-account-owner')
+    expectProblemReply(await bank.transfer(alice.customer, { from: small, to: 'acc_nope', amount: 1 }), 404, '/problems/account-not-found')
+    expectProblemReply(await bank.transfer(alice.customer, { from: 'acc_nope', to: small, amount: 1 }), 404, '/problems/account-not-found')
+    // Exactly the whole balance is allowed, and leaves zero, never less.
+    const all = await bank.transfer(alice.customer, { from: small, to: alice.accounts[0]!, amount: have })
+    expect(all.status).toBe(201)
+    expect(all.json.balanceAfter).toBe(0)
+    expectProblemReply(await bank.transfer(alice.customer, { from: small, to: bob.accounts[0]!, amount: 1 }), 402, '/problems/insufficient-funds')
+    const after = await bank.ledger()
+    expect(after.entries.length).toBe(before.entries.length + 1)
+    await bank.transfer(alice.customer, { from: alice.accounts[0]!, to: small, amount: have }) // put it back
+  })
+
+  it('an unknown route is a 404 not-found problem', async () => {
+    expectProblemReply(await bank.send({ path: '/nope' }), 404, '/problems/not-found')
+    expectProblemReply(await bank.send({ method: 'DELETE', path: '/transfers' }), 404, '/problems/not-found')
+  })
+
+  it('GET /admin/ledger lists accounts and entries in creation order, and they add up', async () => {
+    const l = await bank.ledger()
+    expect(l.accounts.slice(0, 3).map((a) => a.id)).toEqual([...alice.accounts, bob.accounts[0]])
+    expect(l.accounts[0]).toEqual({ id: alice.accounts[0], clientId: alice.customer.id, balance: expect.any(Number), openedWith: 1_000_000 })
+    const times = l.entries.map((e) => e.createdAt)
+    expect([...times].sort()).toEqual(times)
+    expectConserved(l)
+  })
+})
+
+/** Money is conserved and every balance equals its opening plus its ledger rows. */
+function expectConserved(l: Ledger) {
+  const expected = new Map(l.accounts.map((a) => [a.id, a.openedWith]))
+  for (const e of l.entries) {
+    if (e.from) expected.set(e.from, expected.get(e.from)! - e.amount)
+    expected.set(e.to, expected.get(e.to)! + e.amount)
+  }
+  expect(balancesOf(l)).toEqual(Object.fromEntries(expected))
+  expect(l.accounts.every((a) => a.balance >= 0)).toBe(true)
+}
+
+describe('bad input never yields a 500 and never changes a balance', () => {
+  type Case = { what: string; path?: string; method?: string; raw?: string; json?: unknown; auth?: string | null; contentType?: string; status: number; type: string | string[] }
+  const A = () => alice.accounts[0]!
+  const B = () => bob.accounts[0]!
+  const t = (extra: Record<string, unknown>) => JSON.stringify({ from: A(), to: B(), amount: 5_000, ...extra })
+  /** A transfer body of exactly `bytes` bytes (the memo fills it up). */
+  const sized = (bytes: number) => () => t({ memo: 'x'.repeat(bytes - t({ memo: '' }).length) })
+  // Bodies are thunks: the accounts exist only once beforeAll has run.
+  const cases: Array<Omit<Case, 'raw'> & { raw?: string | (() => string) }> = [
+    { what: 'malformed JSON (cut short)', raw: () => t({}).slice(0, -1), status: 400, type: '/problems/malformed-json' },
+    { what: 'not JSON at all', raw: 'from=a&to=b&amount=5', status: 400, type: '/problems/malformed-json' },
+    { what: 'JSON with trailing garbage', raw: () => `${t({})}}`, status: 400, type: '/problems/malformed-json' },
+    { what: 'single-quoted JSON', raw: () => t({}).replaceAll('"', "'"), status: 400, type: '/problems/malformed-json' },
+    { what: 'NaN as the amount', raw: () => t({}).replace('5000', 'NaN'), status: 400, type: '/problems/malformed-json' },
+    { what: 'JSON null as the body', raw: 'null', status: 400, type: ['/problems/malformed-json', '/problems/invalid-body'] },
+    { what: 'a JSON string as the body', raw: '"transfer"', status: 400, type: ['/problems/malformed-json', '/problems/invalid-body'] },
+    { what: 'an empty body', raw: '', status: 400, type: '/problems/invalid-body' },
+    { what: 'an array body', raw: () => JSON.stringify([A(), B(), 5_000]), status: 400, type: '/problems/invalid-body' },
+    { what: 'an empty object', raw: '{}', status: 400, type: '/problems/invalid-body' },
+    { what: 'amount as a string', raw: () => t({ amount: '5000' }), status: 400, type: '/problems/invalid-body' },
+    { what: 'amount null', raw: () => t({ amount: null }), status: 400, type: '/problems/invalid-body' },
+    { what: 'amount true', raw: () => t({ amount: true }), status: 400, type: '/problems/invalid-body' },
+    { what: 'amount as an array', raw: () => t({ amount: [5_000] }), status: 400, type: '/problems/invalid-body' },
+    { what: 'amount as an object', raw: () => t({ amount: { won: 5_000 } }), status: 400, type: '/problems/invalid-body' },
+    { what: 'from as a number', raw: () => t({ from: 1 }), status: 400, type: '/problems/invalid-body' },
+    { what: 'to null', raw: () => t({ to: null }), status: 400, type: '/problems/invalid-body' },
+    { what: 'from empty', raw: () => t({ from: '' }), status: 400, type: '/problems/invalid-body' },
+    { what: 'from 65 characters long', raw: () => t({ from: 'a'.repeat(65) }), status: 400, type: '/problems/invalid-body' },
+    { what: 'negative amount', raw: () => t({ amount: -5_000 }), status: 400, type: '/problems/invalid-body' },
+    { what: 'zero amount', raw: () => t({ amount: 0 }), status: 400, type: '/problems/invalid-body' },
+    { what: 'negative zero amount', raw: () => t({}).replace('5000', '-0'), status: 400, type: '/problems/invalid-body' },
+    { what: 'fractional amount', raw: () => t({ amount: 5_000.5 }), status: 400, type: '/problems/invalid-body' },
+    { what: 'tiny fractional amount', raw: () => t({ amount: 0.0001 }), status: 400, type: '/problems/invalid-body' },
+    { what: 'amount 1e300', raw: () => t({}).replace('5000', '1e300'), status: 400, type: '/problems/invalid-body' },
+    { what: 'amount 1e400 (beyond a double)', raw: () => t({}).replace('5000', '1e400'), status: 400, type: '/problems/invalid-body' },
+    { what: 'amount one over the maximum', raw: () => t({ amount: MAX_AMOUNT + 1 }), status: 400, type: '/problems/invalid-body' },
+    { what: 'amount 2^53 + 1', raw: () => t({}).replace('5000', '9007199254740993'), status: 400, type: '/problems/invalid-body' },
+    { what: 'missing amount', raw: () => JSON.stringify({ from: A(), to: B() }), status: 400, type: '/problems/invalid-body' },
+    { what: 'missing from', raw: () => JSON.stringify({ to: B(), amount: 5 }), status: 400, type: '/problems/invalid-body' },
+    { what: 'an unknown field', raw: () => t({ currency: 'USD' }), status: 400, type: '/problems/invalid-body' },
+    { what: 'a __proto__ field', raw: () => t({}).replace('{', '{"__proto__":{"amount":1},'), status: 400, type: '/problems/invalid-body' },
+    { what: 'the same account twice', raw: () => t({ to: A() }), status: 400, type: '/problems/invalid-body' },
+    { what: 'a memo of 141 characters', raw: () => t({ memo: 'm'.repeat(141) }), status: 400, type: '/problems/invalid-body' },
+    { what: 'a memo that is a number', raw: () => t({ memo: 42 }), status: 400, type: '/problems/invalid-body' },
+    { what: 'metadata that is an array', raw: () => t({ metadata: [1, 2] }), status: 400, type: '/problems/invalid-body' },
+    { what: 'metadata that is a string', raw: () => t({ metadata: 'x' }), status: 400, type: '/problems/invalid-body' },
+    { what: 'a form-encoded body', raw: () => `from=${A()}&to=${B()}&amount=5000`, contentType: 'application/x-www-form-urlencoded', status: 400, type: '/problems/invalid-body' },
+    { what: 'JSON sent as text/plain', raw: () => t({}), contentType: 'text/plain', status: 400, type: '/problems/invalid-body' },
+    { what: 'a body of exactly the limit (read, then refused for its memo)', raw: sized(16_384), status: 400, type: '/problems/invalid-body' },
+    { what: 'a body one byte over the limit', raw: sized(16_385), status: 413, type: '/problems/body-too-large' },
+    { what: 'a 10 MB body', raw: sized(10 * 1024 * 1024), status: 413, type: '/problems/body-too-large' },
+    { what: 'no Authorization header', raw: () => t({}), auth: null, status: 401, type: '/problems/unauthorized' },
+    { what: 'an unknown API key', raw: () => t({}), auth: 'Bearer sk_0000', status: 401, type: '/problems/unauthorized' },
+    { what: 'a Basic Authorization header', raw: () => t({}), auth: `Basic ${Buffer.from('alice:pw').toString('base64')}`, status: 401, type: '/problems/unauthorized' },
+    { what: 'Bearer without a token', raw: () => t({}), auth: 'Bearer ', status: 401, type: '/problems/unauthorized' },
+    { what: 'the admin token as a client key', raw: () => t({}), auth: 'admin', status: 401, type: '/problems/unauthorized' },
+    { what: 'no auth and malformed JSON', raw: '{"amount":', auth: null, status: 400, type: '/problems/malformed-json' },
+    // The other routes that write.
+    { what: 'deposit: negative amount', path: '/deposits', raw: () => JSON.stringify({ to: A(), amount: -1 }), status: 400, type: '/problems/invalid-body' },
+    { what: 'deposit: fractional amount', path: '/deposits', raw: () => JSON.stringify({ to: A(), amount: 0.5 }), status: 400, type: '/problems/invalid-body' },
+    { what: 'deposit: huge amount', path: '/deposits', raw: () => JSON.stringify({ to: A(), amount: 1e300 }), status: 400, type: '/problems/invalid-body' },
+    { what: 'deposit: a from field', path: '/deposits', raw: () => JSON.stringify({ from: B(), to: A(), amount: 1 }), status: 400, type: '/problems/invalid-body' },
+    { what: 'deposit: malformed JSON', path: '/deposits', raw: '{"to":', status: 400, type: '/problems/malformed-json' },
+    { what: 'deposit: a 10 MB body', path: '/deposits', raw: () => JSON.stringify({ to: A(), amount: 1, memo: 'x'.repeat(10 * 1024 * 1024) }), status: 413, type: '/problems/body-too-large' },
+    { what: 'deposit: no Authorization header', path: '/deposits', raw: () => JSON.stringify({ to: A(), amount: 1 }), auth: null, status: 401, type: '/problems/unauthorized' },
+    { what: 'account: negative balance', path: '/accounts', raw: '{"balance":-1}', status: 400, type: '/problems/invalid-body' },
+    { what: 'account: fractional balance', path: '/accounts', raw: '{"balance":1.5}', status: 400, type: '/problems/invalid-body' },
+    { what: 'account: balance over the maximum', path: '/accounts', raw: `{"balance":${MAX_AMOUNT + 1}}`, status: 400, type: '/problems/invalid-body' },
+    { what: 'account: balance as a string', path: '/accounts', raw: '{"balance":"100"}', status: 400, type: '/problems/invalid-body' },
+    { what: 'account: no Authorization header', path: '/accounts', raw: '{"balance":100}', auth: null, status: 401, type: '/problems/unauthorized' },
+    { what: 'admin client: empty name', path: '/admin/clients', raw: '{"name":""}', auth: 'admin', status: 400, type: '/problems/invalid-body' },
+    { what: 'admin client: malformed JSON', path: '/admin/clients', raw: '{"name"', auth: 'admin', status: 400, type: '/problems/malformed-json' },
+    { what: 'admin core: hold as a string', path: '/admin/core', method: 'PUT', raw: '{"hold":"yes"}', auth: 'admin', status: 400, type: '/problems/invalid-body' },
+    { what: 'admin core: negative delay', path: '/admin/core', method: 'PUT', raw: '{"delayMs":-1}', auth: 'admin', status: 400, type: '/problems/invalid-body' },
+    { what: 'admin core: fractional failNext', path: '/admin/core', method: 'PUT', raw: '{"failNext":1.5}', auth: 'admin', status: 400, type: '/problems/invalid-body' },
+    { what: 'admin core: unknown field', path: '/admin/core', method: 'PUT', raw: '{"explode":true}', auth: 'admin', status: 400, type: '/problems/invalid-body' },
+  ]
+
+  let before: Ledger
+  let clientsBefore: number
+  beforeAll(async () => {
+    before = await bank.ledger()
+    clientsBefore = countClients()
+  })
+
+  it.for(cases)('$what → $status', async (c) => {
+    const body = typeof c.raw === 'function' ? c.raw() : c.raw
+    const authorization =
+      c.auth === null ? undefined : c.auth === 'admin' ? `Bearer ${tb.adminToken}` : (c.auth ?? `Bearer ${alice.customer.apiKey}`)
+    const reply = await bank.send({
+      method: c.method ?? 'POST',
+      path: c.path ?? '/transfers',
+      body,
+      headers: { ...(authorization ? { Authorization: authorization } : {}), ...(c.contentType ? { 'Content-Type': c.contentType } : {}) },
+    })
+    const types = Array.isArray(c.type) ? c.type : [c.type]
+    expect(reply.status).not.toBe(500)
+    expectProblemReply(reply, c.status, types.includes(reply.json?.type) ? reply.json.type : types[0]!)
+    if (c.status === 401) expect(reply.headers['www-authenticate']).toBe('Bearer')
+    if (c.status === 400 && reply.json.type === '/problems/invalid-body')
+      expect(reply.json.errors, 'invalid-body lists each issue').toEqual(expect.arrayContaining([{ path: expect.any(String), message: expect.any(String) }]))
+    expect(await bank.ledger(), 'no balance and no ledger row may change').toEqual(before)
+    expect(countClients()).toBe(clientsBefore)
+    expect(await bank.core({})).toEqual({ delayMs: 0, hold: false, failNext: 0, inflight: 0 })
+  })
+
+  it('a 10 MB body sent chunked (no Content-Length) is refused with 413 too', async () => {
+    const chunk = Buffer.alloc(64 * 1024, 'x')
+    let sent = 0
+    const stream = new Readable({
+      read() {
+        if (sent === 0) this.push(`{"from":"${A()}","to":"${B()}","amount":5000,"memo":"`)
+        if (sent >= 10 * 1024 * 1024) return void this.push(null)
+        sent += chunk.length
+        this.push(sent >= 10 * 1024 * 1024 ? Buffer.concat([chunk, Buffer.from('"}')]) : chunk)
+      },
+    })
+    const res = await request(`${bank.url}/transfers`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${alice.customer.apiKey}`, 'Content-Type': 'application/json' },
+      body: stream,
+    }).catch((error: Error) => error)
+    // The server may cut the upload short once it has answered; what it must
+    // not do is accept the body or fail with a 500.
+    if (!(res instanceof Error)) {
+      expect(res.statusCode).toBe(413)
+      expect(JSON.parse(await res.body.text())).toMatchObject({ type: '/problems/body-too-large', status: 413 })
+    }
+    expect(await bank.ledger()).toEqual(before)
+  })
+
+  it('the server logged no internal error during all that', () => {
+    expect(tb.server.logTail(10_000)).not.toMatch(/error|\n\s+at /i)
+  })
+})
+
+function countClients(): number {
+  const db = new Database(tb.server.options.dbPath, { readonly: true, fileMustExist: true })
+  try {
+    return (db.prepare('SELECT count(*) AS n FROM clients').get() as { n: number }).n
+  } finally {
+    db.close()
+  }
+}
+
+describe('the core-banking simulator', () => {
+  it('GET /admin/core shows the settings; hold keeps a transfer in flight with nothing moved until released', async () => {
+    expect(await bank.core({})).toEqual({ delayMs: 0, hold: false, failNext: 0, inflight: 0 })
+    const before = await bank.ledger()
+    expect(await bank.core({ hold: true })).toEqual({ delayMs: 0, hold: true, failNext: 0, inflight: 0 })
+    const pending = [1, 2].map(() => bank.transfer(alice.customer, { from: alice.accounts[0]!, to: bob.accounts[0]!, amount: 10 }))
+    await bank.waitForInflight(2)
+    expect((await admin({ path: '/admin/core' })).json).toEqual({ delayMs: 0, hold: true, failNext: 0, inflight: 2 })
+    expect(await bank.ledger(), 'a held transfer has not committed').toEqual(before)
+    expect((await bank.core({ hold: false })).hold).toBe(false)
+    const replies = await Promise.all(pending)
+    expect(replies.map((r) => r.status)).toEqual([201, 201])
+    expect((await bank.core({})).inflight).toBe(0)
+    expect((await bank.ledger()).entries.length).toBe(before.entries.length + 2)
+  })
+
+  it('failNext: n makes the next n calls answer 503 core-unavailable with Retry-After, and nothing moves', async () => {
+    const before = await bank.ledger()
+    expect((await bank.core({ failNext: 2 })).failNext).toBe(2)
+    for (const send of [
+      () => bank.transfer(alice.customer, { from: alice.accounts[0]!, to: bob.accounts[0]!, amount: 10 }),
+      () => bank.deposit(alice.customer, { to: alice.accounts[0]!, amount: 10 }),
+    ]) {
+      const r = await send()
+      expectProblemReply(r, 503, '/problems/core-unavailable')
+      expect(r.headers['retry-after']).toBe('1')
+    }
+    expect(await bank.ledger()).toEqual(before)
+    expect((await bank.core({})).failNext).toBe(0)
+    expect((await bank.transfer(alice.customer, { from: alice.accounts[0]!, to: bob.accounts[0]!, amount: 10 })).status).toBe(201)
+  })
+
+  it('failNext applies to held calls when they are released', async () => {
+    const before = await bank.ledger()
+    await bank.core({ hold: true, failNext: 1 })
+    const pending = bank.transfer(alice.customer, { from: alice.accounts[0]!, to: bob.accounts[0]!, amount: 10 })
+    await bank.waitForInflight(1)
+    await bank.core({ hold: false })
+    expectProblemReply(await pending, 503, '/problems/core-unavailable')
+    expect(await bank.ledger()).toEqual(before)
+  })
+
+  it('delayMs slows each call down by at least that long', async () => {
+    await bank.core({ delayMs: 300 })
+    const t0 = performance.now()
+    const r = await bank.transfer(alice.customer, { from: alice.accounts[0]!, to: bob.accounts[0]!, amount: 10 })
+    const took = performance.now() - t0
+    await bank.core({ delayMs: 0 })
+    expect(r.status).toBe(201)
+    expect(took).toBeGreaterThanOrEqual(290)
+  })
+})
+
+describe('processes', () => {
+  it('two server processes on one database file both serve it (WAL), and never overdraw together', async () => {
+    const second = await startBank(scratch.path, { dbPath: tb.server.options.dbPath, adminToken: tb.adminToken })
+    try {
+      const db = new Database(tb.server.options.dbPath, { readonly: true, fileMustExist: true })
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal')
+      db.close()
+      // A client made on one process works on the other.
+      const carol = await customerWith(second.bank, 100_000)
+      expect((await bank.as(carol.customer, { path: `/accounts/${carol.accounts[0]}` })).json.balance).toBe(100_000)
+      // Ten transfers of a quarter of the balance, five per process, all held
+      // in the core and released together: exactly four may execute.
+      const before = await bank.ledger()
+      const body = { from: carol.accounts[0]!, to: bob.accounts[0]!, amount: 25_000 }
+      await Promise.all([bank.core({ hold: true }), second.bank.core({ hold: true })])
+      const pending = [bank, second.bank].flatMap((b) => [1, 2, 3, 4, 5].map(() => b.transfer(carol.customer, body)))
+      await Promise.all([bank.waitForInflight(5), second.bank.waitForInflight(5)])
+      await Promise.all([bank.core({ hold: false }), second.bank.core({ hold: false })])
+      const statuses = (await Promise.all(pending)).map((r) => r.status).sort()
+      expect(statuses).toEqual([201, 201, 201, 201, 402, 402, 402, 402, 402, 402])
+      const after = await second.bank.ledger()
+      expect(after.entries.length).toBe(before.entries.length + 4)
+      expect(balancesOf(after)[carol.accounts[0]!]).toBe(0)
+      expect(after).toEqual(await bank.ledger())
+      expectConserved(after)
+    } finally {
+      await second.server.stop()
+    }
+  })
+
+  it('SIGTERM makes an idle server exit 0 promptly', async () => {
+    const { server } = await startBank(scratch.path)
+    const t0 = performance.now()
+    process.kill(server.pid!, 'SIGTERM')
+    await exitOf(server, 1_500)
+    expect(performance.now() - t0).toBeLessThan(1_500)
+    expect(server.unexpectedExit).toBe('exited with code 0')
+  })
+
+  it('SIGTERM lets an in-flight transfer finish and commit, then exits 0', async () => {
+    const { server, bank: b } = await startBank(scratch.path)
+    const dave = await customerWith(b, 10_000, 0)
+    await b.core({ delayMs: 600 })
+    const pending = b.transfer(dave.customer, { from: dave.accounts[0]!, to: dave.accounts[1]!, amount: 4_000 })
+    await b.waitForInflight(1)
+    process.kill(server.pid!, 'SIGTERM')
+    const reply = await pending
+    expect(reply.status).toBe(201)
+    await exitOf(server, 2_500)
+    expect(server.unexpectedExit).toBe('exited with code 0')
+    const db = new Database(server.options.dbPath, { readonly: true, fileMustExist: true })
+    expect(db.prepare('SELECT balance FROM accounts WHERE id = ?').get(dave.accounts[1])).toEqual({ balance: 4_000 })
+    db.close()
+  })
+
+  it('SIGTERM with a transfer stuck in the core exits 0 within the 2 s grace, having committed nothing', async () => {
+    const { server, bank: b } = await startBank(scratch.path)
+    const erin = await customerWith(b, 10_000, 0)
+    await b.core({ hold: true })
+    const pending = b.transfer(erin.customer, { from: erin.accounts[0]!, to: erin.accounts[1]!, amount: 4_000 }).catch((e: Error) => e)
+    await b.waitForInflight(1)
+    const t0 = performance.now()
+    process.kill(server.pid!, 'SIGTERM')
+    await exitOf(server, 3_500)
+    expect(performance.now() - t0).toBeLessThan(3_500)
+    expect(server.unexpectedExit).toBe('exited with code 0')
+    expect(await pending).toBeInstanceOf(Error)
+    const db = new Database(server.options.dbPath, { readonly: true, fileMustExist: true })
+    expect(db.prepare('SELECT count(*) AS n FROM ledger').get()).toEqual({ n: 0 })
+    db.close()
+  })
+})
+
+async function exitOf(server: TestBank['server'], timeoutMs: number) {
+  const deadline = performance.now() + timeoutMs
+  while (server.alive && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+  expect(server.alive, `the server still runs ${timeoutMs} ms after SIGTERM`).toBe(false)
+}
+
+// Last, over every response this file received: each problem type is one
+// CONTRACT.md documents, with the documented status.
+describe('CONTRACT.md', () => {
+  it('documents every problem type the bank sent in these tests', () => {
+    const contract = readFileSync(resolve(repoRoot, 'CONTRACT.md'), 'utf8')
+    const documented = new Set([...contract.matchAll(/^\|\s*(\d{3})\s*\|\s*`(\/problems\/[a-z-]+)`/gm)].map((m) => `${m[1]} ${m[2]}`))
+    expect(documented.size).toBeGreaterThan(5)
+    const sent = new Set<string>()
+    for (const e of seen) {
+      if (!e.response?.headers['content-type']?.startsWith('application/problem+json')) continue
+      const body = JSON.parse(e.response.body) as { type: string }
+      sent.add(`${e.response.status} ${body.type}`)
+    }
+    expect(sent.size).toBeGreaterThan(5)
+    expect([...sent].filter((s) => !documented.has(s)), 'problem types sent but not in CONTRACT.md').toEqual([])
+  })
+})
