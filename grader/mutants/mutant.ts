@@ -1,7 +1,7 @@
 // Known-wrong implementations. A mutant is a reference solution with one
 // classic bug, written as exact search-and-replace edits so the bug is
 // visible in a few lines and the edit breaks loudly if the solution changes.
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { stageByNumber } from '../course.ts'
 import { repoRoot } from '../paths.ts'
@@ -19,14 +19,16 @@ export type Mutant = {
 
 /**
  * Writes the mutant as a checkout the grader can take with `--dir`:
- * `.lab/mutants/<id>/stages/<folder>/` holding the solution's learner files
- * with the edits applied. Returns the checkout's path.
+ * `.lab/mutants/<id>-XXXXXX/stages/<folder>/` holding the solution's learner
+ * files with the edits applied (a new folder per call, so parallel test
+ * workers never share one). Returns the checkout's path.
  */
 export function materialize(mutant: Mutant): string {
   const stage = stageByNumber(mutant.stage)
-  const checkout = resolve(repoRoot, '.lab', 'mutants', mutant.id)
+  const base = resolve(repoRoot, '.lab', 'mutants')
+  mkdirSync(base, { recursive: true })
+  const checkout = mkdtempSync(join(base, `${mutant.id}-`))
   const dir = join(checkout, 'stages', stage.folder)
-  rmSync(checkout, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   for (const file of stage.edits) cpSync(resolve(repoRoot, 'solutions', stage.folder, file), join(dir, file))
   for (const edit of mutant.edits) {

@@ -1,0 +1,68 @@
+// npm run test:repeat [-- --seeds 20] [--first-seed 1] [--mutants-only | --solutions-only] [id...]
+//
+// The long repetitions that prove the grader is not flaky: every reference
+// solution passes its cumulative grade on every seed, and every mutant fails
+// the check aimed at it on every seed. Two grades run at a time (one per core).
+import { parseArgs } from 'node:util'
+import chalk from 'chalk'
+import pLimit from 'p-limit'
+import { course } from '../grader/course.ts'
+import { mutants } from '../grader/mutants/index.ts'
+import { materialize } from '../grader/mutants/mutant.ts'
+import { installSignalCleanup } from '../grader/processes.ts'
+import { grade } from '../grader/runner.ts'
+
+installSignalCleanup()
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    seeds: { type: 'string', default: '20' },
+    'first-seed': { type: 'string', default: '1' },
+    'mutants-only': { type: 'boolean', default: false },
+    'solutions-only': { type: 'boolean', default: false },
+  },
+})
+const seeds = Array.from({ length: Number(values.seeds) }, (_, i) => Number(values['first-seed']) + i)
+const limit = pLimit(2)
+type Row = { what: string; ok: number; failures: string[] }
+const rows: Row[] = []
+
+async function repeat(what: string, once: (seed: number) => Promise<string | undefined>) {
+  const row: Row = { what, ok: 0, failures: [] }
+  rows.push(row)
+  await Promise.all(
+    seeds.map((seed) =>
+      limit(async () => {
+        const problem = await once(seed)
+        if (problem) row.failures.push(problem)
+        else row.ok++
+      }),
+    ),
+  )
+  const mark = row.failures.length ? chalk.red('✗') : chalk.green('✓')
+  console.log(`${mark} ${what}: ${row.ok}/${seeds.length}`)
+  for (const f of row.failures) console.log(chalk.red(`    ${f}`))
+}
+
+const wanted = (id: string) => positionals.length === 0 || positionals.includes(id)
+
+if (!values['mutants-only'])
+  for (const stage of course.stages.filter((s) => wanted(`solution-${s.number}`)))
+    await repeat(`solution of stage ${stage.number} passes`, async (seed) => {
+      const r = await grade({ stage: stage.number, seed, source: { kind: 'solution' } })
+      return r.passed ? undefined : `${r.rerun}: failed ${r.checks.filter((c) => !c.passed).map((c) => c.id).join(', ')}`
+    })
+
+if (!values['solutions-only'])
+  for (const mutant of mutants.filter((m) => wanted(m.id))) {
+    const path = materialize(mutant)
+    await repeat(`mutant ${mutant.id} fails ${mutant.mustFail}`, async (seed) => {
+      const r = await grade({ stage: mutant.stage, seed, source: { kind: 'dir', path }, only: [mutant.mustFail] })
+      const check = r.checks.find((c) => c.id === mutant.mustFail)
+      return check && !check.passed ? undefined : `seed ${seed}: ${mutant.mustFail} passed on the mutant (rerun: ${r.rerun})`
+    })
+  }
+
+const failed = rows.filter((r) => r.failures.length > 0).length
+console.log(`\n${rows.length - failed} passed, ${failed} failed`)
+process.exit(failed ? 1 : 0)
