@@ -28,6 +28,8 @@ export class ServerProcess {
   url = ''
   private child: ChildProcess | undefined
   private logText = ''
+  /** True while we are stopping or crashing it on purpose. */
+  private stopping = false
   /** Set when the process exits on its own (not by stop or crash). */
   unexpectedExit: string | undefined
 
@@ -83,7 +85,7 @@ export class ServerProcess {
 
     const deadline = Date.now() + timeoutMs
     try {
-      this.url = await this.waitForListening(child, deadline)
+      this.url = await this.waitForListening(deadline)
       await this.waitForHealth(deadline)
     } catch (error) {
       await this.stop()
@@ -91,9 +93,7 @@ export class ServerProcess {
     }
   }
 
-  private stopping = false
-
-  private async waitForListening(child: ChildProcess, deadline: number): Promise<string> {
+  private async waitForListening(deadline: number): Promise<string> {
     const seconds = Math.round((deadline - Date.now()) / 1000)
     for (;;) {
       const match = LISTENING.exec(this.logText)
@@ -104,7 +104,7 @@ export class ServerProcess {
         throw new ServerStartError(
           `the server did not print "listening on http://127.0.0.1:PORT" within ${seconds} s.\n${this.logTail()}`,
         )
-      await Promise.race([once(child.stdout!, 'data'), once(child, 'exit'), sleep(100)])
+      await sleep(25)
     }
   }
 

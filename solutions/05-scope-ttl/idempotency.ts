@@ -5,11 +5,11 @@
 // result of another client's request; and how long it lives: LAB_KEY_TTL_MS
 // after the first request, announced on every response in the
 // Idempotency-Key-Policy header.
-import { claimLost, keyReused, notIJson, REPLAYED_HEADER, requestInFlight } from '#bank/idempotencyAnswers.ts'
+import { keyReused, requestInFlight } from '#bank/idempotencyAnswers.ts'
 import type { CreateLayer } from '#bank/layer.ts'
-import { parseIdempotencyKey } from '#solutions/01-unique-key/keyHeader.ts'
-import { fingerprint } from '#solutions/02-fingerprint/fingerprint.ts'
-import { ClaimLostError } from '#solutions/03-in-progress/keyStore.ts'
+import { identify } from '#solutions/02-fingerprint/idempotency.ts'
+import { executeClaimed } from '#solutions/03-in-progress/idempotency.ts'
+import { replay } from '#solutions/04-replay/idempotency.ts'
 import { createKeyStore } from './keyStore.ts'
 
 export const createLayer: CreateLayer = ({ db, config }) => {
@@ -20,36 +20,21 @@ export const createLayer: CreateLayer = ({ db, config }) => {
       'Idempotency-Key-Policy': `ttl=${Math.floor(config.keyTtlMs / 1000)}, lease=${Math.ceil(config.leaseMs / 1000)}, scope="client route"`,
     },
     async handle(op) {
-      const key = parseIdempotencyKey(op.idempotencyKey)
-      if (typeof key !== 'string') return key
-      let print: string
-      try {
-        print = fingerprint(op.payload)
-      } catch (error) {
-        return notIJson((error as Error).message)
-      }
+      const request = identify(op)
+      if ('status' in request) return request
 
       // The scope: who sent it and where, not only the string they chose.
-      const scope = { clientId: op.clientId, route: op.route, key }
-      const claim = keys.claim(scope, print)
+      const scope = { clientId: op.clientId, route: op.route, key: request.key }
+      const claim = keys.claim(scope, request.fingerprint)
       if (claim.kind === 'mismatch') return keyReused()
       if (claim.kind === 'in-flight') return requestInFlight(claim.retryAfterMs / 1000)
-      if (claim.kind === 'completed') {
-        const { response } = claim
-        return { ...response, headers: { ...response.headers, [REPLAYED_HEADER]: 'true' } }
-      }
+      if (claim.kind === 'completed') return replay(claim.response)
 
       // The transfer happens here; its outcome is stored in the same transaction.
-      let outcome
-      try {
-        outcome = await op.execute((result) => keys.complete(scope, claim.owner, result))
-      } catch (error) {
-        if (error instanceof ClaimLostError) return claimLost()
-        keys.release(scope, claim.owner)
-        throw error
-      }
-      if (outcome.status >= 500) keys.release(scope, claim.owner)
-      return outcome
+      return executeClaimed(op, {
+        complete: (outcome) => keys.complete(scope, claim.owner, outcome),
+        release: () => keys.release(scope, claim.owner),
+      })
     },
   }
 }
