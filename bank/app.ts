@@ -48,6 +48,9 @@ export function createApp(db: Db, config: Config, layer: Layer) {
   app.use(
     express.json({
       limit: config.bodyLimit,
+      // Any JSON value parses (null, "text", 7); the schemas then refuse what
+      // is not an object, with a 400 that says why.
+      strict: false,
       verify: (req, _res, buf) => {
         ;(req as RawRequest).rawBody = buf.toString('utf8')
       },
@@ -176,6 +179,8 @@ function toProblem(err: unknown): Outcome {
   const e = err as { type?: string; status?: number; message?: string }
   if (e.type === 'entity.parse.failed') return problem(400, 'malformed-json', 'Malformed JSON', 'The body is not valid JSON.')
   if (e.type === 'entity.too.large') return problem(413, 'body-too-large', 'Body too large', 'The body exceeds the size limit.')
+  if (e.type === 'charset.unsupported' || e.type === 'encoding.unsupported')
+    return problem(415, 'unsupported-media-type', 'Unsupported media type', e.message ?? 'Send UTF-8 JSON, uncompressed.')
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500)
     return problem(e.status, 'bad-request', 'Bad request', e.message ?? 'The request could not be read.')
   // A bug, most likely in a stage's layer: say so in the server's log, not to the client.

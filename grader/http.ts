@@ -52,6 +52,9 @@ function flatten(headers: Record<string, string | string[] | undefined>): Record
 }
 
 export class HttpClient {
+  /** Requests sent and not yet answered, oldest first: what a timed-out check was waiting for. */
+  readonly pending = new Set<Exchange>()
+
   constructor(
     private readonly record: (e: Exchange) => void,
     private readonly signal?: AbortSignal,
@@ -66,6 +69,7 @@ export class HttpClient {
     const sent: SentRequest = { method: spec.method ?? (body === undefined ? 'GET' : 'POST'), url: baseUrl + spec.path, headers, body }
     const started = performance.now()
     const exchange: Exchange = { request: sent, ms: 0 }
+    this.pending.add(exchange)
     try {
       const res = await request(sent.url, {
         method: sent.method as Dispatcher.HttpMethod,
@@ -82,6 +86,7 @@ export class HttpClient {
       exchange.error = (error as Error).message
       throw Object.assign(error as Error, { exchange })
     } finally {
+      this.pending.delete(exchange)
       exchange.ms = Math.round(performance.now() - started)
       this.record(exchange)
     }

@@ -154,11 +154,16 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       })
       await Promise.race([check.run(ctx), timeout])
     } catch (error) {
-      const deadServer = [server, ...extra].find((s) => s.unexpectedExit)
+      const servers = [server, ...extra]
+      // A refused or reset connection usually means a server just died: give
+      // its exit event a moment to arrive, so the report can say so.
+      if (!(error instanceof CheckFailure) && !(error instanceof TimeoutError))
+        await Promise.race(servers.map((s) => s.exitsWithin(500)))
+      const deadServer = servers.find((s) => s.unexpectedExit)
       if (error instanceof TimeoutError) {
         status = 'timeout'
         message = `timed out after ${check.timeoutMs} ms`
-        failure = { exchange: trace.at(-1) }
+        failure = { exchange: [...http.pending][0] ?? trace.at(-1) }
       } else if (error instanceof CheckFailure) {
         status = 'fail'
         message = error.message

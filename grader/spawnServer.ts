@@ -44,6 +44,13 @@ export class ServerProcess {
     return !!this.child && this.child.exitCode === null && this.child.signalCode === null
   }
 
+  /** Resolves true if the process exits within `ms` (a connection error often arrives before the exit event). */
+  async exitsWithin(ms: number): Promise<boolean> {
+    const child = this.child
+    if (!child || !this.alive) return true
+    return Promise.race([once(child, 'exit').then(() => true), sleep(ms).then(() => false)])
+  }
+
   get pid(): number | undefined {
     return this.child?.pid
   }

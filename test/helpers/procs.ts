@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 
-export type Proc = { pid: number; ppid: number; state: string; startTime: string; cmdline: string }
+export type Proc = { pid: number; ppid: number; pgrp: number; state: string; startTime: string; cmdline: string }
 
 function readProc(pid: number): Proc | undefined {
   try {
@@ -14,7 +14,7 @@ function readProc(pid: number): Proc | undefined {
     // The command name in parentheses may itself hold spaces and parentheses.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim()
-    return { pid, ppid: Number(fields[1]), state: fields[0]!, startTime: fields[19]!, cmdline }
+    return { pid, ppid: Number(fields[1]), pgrp: Number(fields[2]), state: fields[0]!, startTime: fields[19]!, cmdline }
   } catch {
     return undefined // it exited while we looked
   }
@@ -82,4 +82,10 @@ export async function waitFor<T>(find: () => T | undefined, what: string, timeou
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
     await sleep(25)
   }
+}
+
+/** Whether `pid` is a live (non-zombie) process. */
+export function pidAlive(pid: number): boolean {
+  const p = readProc(pid)
+  return !!p && p.state !== 'Z'
 }

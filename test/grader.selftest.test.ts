@@ -1,0 +1,199 @@
+// The grader graded: scenario servers that never start, die, hang, crash,
+// answer garbage or get the money wrong must each be reported as the right
+// failure within their timeouts, the reference solution must pass under any
+// seed, and nothing a grade started may outlive it.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { stageByNumber } from '#grader/course.ts'
+import { repoRoot } from '#grader/paths.ts'
+import type { CheckResult, GradeOptions, GradeResult } from '#grader/runner.ts'
+import { descendantsOf, leftoverAfter, pidAlive, processesWithMarker } from './helpers/procs.ts'
+import { gradeIn, scratchDir } from './helpers/scratch.ts'
+
+const stage0 = stageByNumber(0)
+const scenario = (name: string) => resolve(repoRoot, 'test', 'scenarios', `${name}.ts`)
+const failedIds = (r: GradeResult) => r.checks.filter((c) => !c.passed).map((c) => c.id)
+const byId = (r: GradeResult, id: string) => r.checks.find((c) => c.id === id)!
+
+/**
+ * Grades stage 0 (the reference solution unless told otherwise) and proves
+ * that no process the grade started is still running when it returns.
+ */
+async function gradeAndCheckCleanup(label: string, options: Partial<GradeOptions>) {
+  const scratch = scratchDir(label)
+  const t0 = performance.now()
+  try {
+    const result = await gradeIn(scratch.path, { stage: 0, seed: 7, source: { kind: 'solution' }, ...options })
+    const ms = performance.now() - t0
+    const left = await leftoverAfter(() => processesWithMarker(scratch.path))
+    expect(left.map((p) => `${p.pid} ${p.cmdline}`), `processes left running by the ${label} grade`).toEqual([])
+    return { result, ms }
+  } finally {
+    scratch.dispose()
+  }
+}
+
+function expectAllChecks(r: GradeResult, status: CheckResult['status'], message: RegExp) {
+  expect(r.checks.map((c) => c.id)).toEqual(stage0.checks)
+  for (const c of r.checks) {
+    expect(c, c.id).toMatchObject({ passed: false, status, points: 0 })
+    expect(c.message, c.id).toMatch(message)
+  }
+  expect(r).toMatchObject({ passed: false, score: 0, maxScore: stage0.points })
+}
+
+// Node warns when listeners pile up on one emitter: a sign the grader leaks
+// them while it waits for a server.
+const warnings: string[] = []
+process.on('warning', (w) => warnings.push(`${w.name}: ${w.message}`))
+
+afterAll(async () => {
+  // Whatever this worker spawned (servers, learner-code children) is gone.
+  const left = await leftoverAfter(() => descendantsOf(process.pid))
+  expect(left.map((p) => `${p.pid} ${p.cmdline}`)).toEqual([])
+})
+
+// The slow scenarios wait on real timeouts (listed first, so they start first);
+// running the tests side by side keeps the file short.
+describe.concurrent('grading stage 0', () => {
+  it('a server that hangs on /health fails the grade in under 15 s, saying so, and its whole process group is killed', async ({ expect }) => {
+    const { result, ms } = await gradeAndCheckCleanup('hang-health', { entry: scenario('hangs-on-health') })
+    expect(ms).toBeLessThan(15_000)
+    expectAllChecks(result, 'error', /^the server did not start: GET \/health never answered 200 \(last: .*timeout/i)
+    // The scenario printed its own pid and its child's: both are gone,
+    // although both ignore SIGTERM.
+    const message = result.checks[0]!.message
+    const [, pid, grandchild] = /pid (\d+), grandchild pid (\d+)/.exec(message) ?? []
+    expect(pid && grandchild, `the server log is in the message:\n${message}`).toBeTruthy()
+    expect(pidAlive(Number(pid))).toBe(false)
+    expect(pidAlive(Number(grandchild))).toBe(false)
+  })
+
+  it('a server that never prints its listening line fails within the 10 s start timeout, with its log', async ({ expect }) => {
+    const { result, ms } = await gradeAndCheckCleanup('never-listens', { entry: scenario('never-listens') })
+    expect(ms).toBeLessThan(15_000)
+    expectAllChecks(result, 'error', /did not print "listening on http:\/\/127\.0\.0\.1:PORT" within 10 s[\s\S]*warming up forever/)
+    expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning')), 'listeners leaked while waiting 10 s').toEqual([])
+  })
+
+  it('a request that never gets an answer times the check out, names that request, and the grade goes on', async ({ expect }) => {
+    const { result, ms } = await gradeAndCheckCleanup('hang-requests', { entry: scenario('hangs-on-requests'), only: ['bank-basics'] })
+    expect(ms).toBeLessThan(15_000)
+    expect(result.checks).toHaveLength(1)
+    const check = result.checks[0]!
+    expect(check).toMatchObject({ id: 'bank-basics', passed: false, status: 'timeout', message: 'timed out after 10000 ms' })
+    // What the learner is shown as "sent" must be the request that hung
+    // (creating a client), not the last one that happened to complete.
+    expect(check.failure?.exchange?.request.url).toMatch(/\/admin\/clients$/)
+  })
+
+  it('learner code that never returns fails its check after 5 s, and its child process is killed', async ({ expect }) => {
+    const checkout = learnerCheckout('endless-loop', 'while (true) {}\nexport const SUSPECTED_DUPLICATES_SQL = "SELECT 1"\n')
+    const { result } = await gradeAndCheckCleanup('endless-loop', { source: { kind: 'dir', path: checkout.path }, only: ['suspected-duplicates'] })
+    checkout.dispose()
+    expect(result.checks[0]).toMatchObject({ id: 'suspected-duplicates', status: 'fail' })
+    expect(result.checks[0]!.message).toMatch(/did not finish within 5000 ms/)
+  })
+
+  it('a server that exits before it listens is reported at once, with what it printed', async ({ expect }) => {
+    const { result, ms } = await gradeAndCheckCleanup('exits-at-start', { entry: scenario('exits-at-start') })
+    expect(ms, 'without waiting for the 10 s start timeout').toBeLessThan(8_000)
+    expectAllChecks(result, 'error', /the server exited with code 3 before it listened[\s\S]*cannot open the database/)
+  })
+
+  it('a server that crashes on the first request fails every check as a crash, with its stack trace', async ({ expect }) => {
+    const { result, ms } = await gradeAndCheckCleanup('crash', { entry: scenario('crashes-on-first-request') })
+    expect(ms).toBeLessThan(15_000)
+    expectAllChecks(result, 'fail', /exited with code 1 during this check/)
+    const first = result.checks[0]!
+    expect(first.failure?.serverLog).toMatch(/crashed on POST \/admin\/clients/)
+    expect(first.failure?.exchange?.request.url).toMatch(/\/admin\/clients$/)
+    expect(first.failure?.exchange?.response).toBeUndefined()
+  })
+
+  it('a server that answers garbage fails every check with what came back', async ({ expect }) => {
+    const { result, ms } = await gradeAndCheckCleanup('garbage', { entry: scenario('answers-garbage') })
+    expect(ms).toBeLessThan(15_000)
+    expectAllChecks(result, 'fail', /failed: expected HTTP 201/)
+    const f = byId(result, 'bank-basics').failure
+    expect(f?.exchange?.response).toMatchObject({ status: 200, body: expect.stringContaining('<html>') })
+  })
+
+  it('a layer that reports a wrong balanceAfter fails exactly the check that reads it, showing both numbers', async ({ expect }) => {
+    const { result } = await gradeAndCheckCleanup('tampered', { entry: scenario('tampered-balance') })
+    expect(failedIds(result)).toEqual(['transfers-move-money'])
+    const c = byId(result, 'transfers-move-money')
+    expect(c).toMatchObject({ status: 'fail', message: 'the 201 body describes the transfer and the debited balance after it' })
+    const expected = JSON.parse(c.failure!.expected!) as { balanceAfter: number }
+    const got = JSON.parse(c.failure!.got!) as { balanceAfter: number }
+    expect(got.balanceAfter - expected.balanceAfter).toBe(1_000)
+    expect(c.failure?.exchange?.response?.status).toBe(201)
+    expect(result.score).toBe(stage0.points - c.maxPoints)
+  })
+
+  it('a layer that silently executes transfers twice is caught by the ledger and balance checks', async ({ expect }) => {
+    const { result } = await gradeAndCheckCleanup('hidden-double', { entry: scenario('hidden-double') })
+    expect(failedIds(result)).toEqual(['transfers-move-money', 'concurrent-transfers'])
+    for (const id of failedIds(result)) expect(byId(result, id).status).toBe('fail')
+    expect(byId(result, 'concurrent-transfers').message).toBe('exactly one ledger row per 201 answered')
+  })
+
+  // ---- stage 0 itself ---------------------------------------------------------
+  // Seed 7 is graded by the scenario tests and by determinism.test.ts.
+  const seeds = [1, 42, 2024, 987_654]
+
+  it(`the reference solution passes under seeds ${seeds.join(', ')}, each drawing its own inputs`, async ({ expect }) => {
+    const digests = new Set<string>()
+    for (const seed of seeds) {
+      const { result } = await gradeAndCheckCleanup(`solution-${seed}`, { seed })
+      const failures = result.checks.filter((c) => !c.passed).map((c) => `${c.id}: ${c.message}`)
+      expect(failures, `seed ${seed}: ${result.rerun}`).toEqual([])
+      expect(result).toMatchObject({ stage: 0, seed, passed: true, score: stage0.points, maxScore: stage0.points })
+      expect(result.checks.map((c) => c.id)).toEqual(stage0.checks)
+      expect(result.rerun).toBe(`npm run grade -- 0 --seed ${seed} --solution`)
+      for (const c of result.checks) expect(c.inputs.draws, c.id).toBeGreaterThan(0)
+      digests.add(byId(result, 'transfers-move-money').inputs.digest)
+    }
+    expect(digests.size).toBe(seeds.length)
+  })
+
+  it('the starter fails exactly suspected-duplicates, and says why', async ({ expect }) => {
+    const { result } = await gradeAndCheckCleanup('starter', { source: { kind: 'starter' } })
+    expect(failedIds(result)).toEqual(['suspected-duplicates'])
+    const c = byId(result, 'suspected-duplicates')
+    expect(c).toMatchObject({ status: 'fail', message: 'on a crafted ledger, your query must flag exactly the copies' })
+    expect(c.failure?.got).toBe('[]')
+    expect(JSON.parse(c.failure!.expected!).length).toBeGreaterThan(0)
+    expect(c.notes.join('\n')).toMatch(/same Idempotency-Key → 3 ledger row\(s\)/)
+    expect(result.rerun).toBe('npm run grade -- 0 --seed 7')
+  })
+
+  it('--dir grades the learner files of another checkout: a correct query passes, a wrong one fails', async ({ expect }) => {
+    const solved = readFileSync(resolve(repoRoot, 'solutions', stage0.folder, 'suspectedDuplicates.ts'), 'utf8')
+    const good = learnerCheckout('good', solved)
+    const wrong = learnerCheckout('wrong', 'export const SUSPECTED_DUPLICATES_SQL = "SELECT id FROM ledger"\n')
+    const broken = learnerCheckout('broken', 'export const SUSPECTED_DUPLICATES_SQL = "SELEC id FROM ledger"\n')
+    try {
+      const only = ['suspected-duplicates']
+      const ok = await gradeAndCheckCleanup('dir-good', { source: { kind: 'dir', path: good.path }, only })
+      expect(ok.result.passed).toBe(true)
+      expect(ok.result.rerun).toBe(`npm run grade -- 0 --seed 7 --dir ${good.path}`)
+      const bad = await gradeAndCheckCleanup('dir-wrong', { source: { kind: 'dir', path: wrong.path }, only })
+      expect(bad.result.checks[0]).toMatchObject({ passed: false, message: 'on a crafted ledger, your query must flag exactly the copies' })
+      const err = await gradeAndCheckCleanup('dir-broken', { source: { kind: 'dir', path: broken.path }, only })
+      expect(err.result.checks[0]!.message).toMatch(/^your query failed: .*syntax error/)
+    } finally {
+      for (const c of [good, wrong, broken]) c.dispose()
+    }
+  })
+})
+
+/** A checkout of the course holding only stage 0's learner file, with this text. */
+function learnerCheckout(label: string, text: string) {
+  const checkout = scratchDir(`checkout-${label}`)
+  const dir = join(checkout.path, 'stages', stage0.folder)
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, stage0.edits[0]!), text)
+  return checkout
+}

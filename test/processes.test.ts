@@ -1,0 +1,74 @@
+// Nothing the grader starts may outlive it: not when a learner presses Ctrl-C
+// in the middle of a check, not when someone sends the grader SIGTERM.
+//
+// To interrupt at a known moment, the graded checkout's learner file loops
+// forever when loaded: the suspected-duplicates check then waits up to 5 s on
+// that child process, with the server alive. The test interrupts inside that
+// window, never by guessing a delay.
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { stageByNumber } from '#grader/course.ts'
+import { startGradeCli } from './helpers/cli.ts'
+import { descendantsOf, leftoverAfter, processesWithMarker, stillRunning, waitFor } from './helpers/procs.ts'
+import { scratchDir } from './helpers/scratch.ts'
+
+const stage0 = stageByNumber(0)
+const scratch = scratchDir('interrupt')
+const checkout = join(scratch.path, 'checkout')
+mkdirSync(join(checkout, 'stages', stage0.folder), { recursive: true })
+writeFileSync(join(checkout, 'stages', stage0.folder, 'suspectedDuplicates.ts'), 'while (true) {}\nexport const SUSPECTED_DUPLICATES_SQL = ""\n')
+
+afterAll(async () => {
+  const left = await leftoverAfter(() => processesWithMarker(scratch.path))
+  scratch.dispose()
+  expect(left.map((p) => `${p.pid} ${p.cmdline}`), 'processes left running by this file').toEqual([])
+})
+
+/** Starts a grade and returns once its server and its learner-code child are both running. */
+async function gradeStuckInLearnerCode(runTmp: string) {
+  const run = startGradeCli(['0', '--dir', checkout, '--seed', '3'], runTmp)
+  await waitFor(() => (run.output().includes('[auth-and-ownership]') ? true : undefined), 'the first five checks', 20_000)
+  const learnerChild = await waitFor(
+    () => descendantsOf(run.child.pid!).find((p) => p.cmdline.includes('grader/callExport.ts')),
+    'the child running the learner file',
+  )
+  const servers = processesWithMarker(runTmp).filter((p) => p.cmdline.includes('bank/main.ts'))
+  expect(servers, 'exactly one server is running').toHaveLength(1)
+  return { run, server: servers[0]!, learnerChild, all: descendantsOf(run.child.pid!) }
+}
+
+describe('interrupting the grader', () => {
+  it('Ctrl-C (SIGINT to the grader\'s process group) stops the grade and kills the server and the learner-code child', async () => {
+    const runTmp = join(scratch.path, 'sigint')
+    mkdirSync(runTmp)
+    const { run, server, learnerChild, all } = await gradeStuckInLearnerCode(runTmp)
+    // The server and the learner child run in process groups of their own, so
+    // the terminal's SIGINT does not reach them: the grader must kill them.
+    expect([server.pgrp, learnerChild.pgrp]).toEqual([server.pid, learnerChild.pid])
+    expect(all.filter((p) => p.pgrp === run.child.pid).length, 'npm, tsx and the grader share the group').toBeGreaterThanOrEqual(2)
+    const t0 = performance.now()
+    process.kill(-run.child.pid!, 'SIGINT')
+    const exit = await run.done
+    // Had the grade gone on, the learner code would have timed out after 5 s
+    // and the grade would have ended with a verdict.
+    expect(exit.stdout, 'the grade stopped at once').not.toMatch(/PASSED|FAILED/)
+    expect(performance.now() - t0).toBeLessThan(10_000)
+    expect(exit.code === 0, exit.stdout + exit.stderr).toBe(false)
+    expect(await leftoverAfter(() => [server, learnerChild, ...all].filter(stillRunning))).toEqual([])
+  })
+
+  it('SIGTERM to the grader process alone (kill PID) also kills its server and its learner-code child', async () => {
+    const runTmp = join(scratch.path, 'sigterm')
+    mkdirSync(runTmp)
+    const { run, server, learnerChild, all } = await gradeStuckInLearnerCode(runTmp)
+    // The grader is the server's parent (npm and tsx sit above it).
+    const grader = all.find((p) => p.pid === server.ppid)!
+    expect(grader.cmdline).toContain('grader/cli.ts')
+    process.kill(grader.pid, 'SIGTERM')
+    const exit = await run.done
+    expect(exit.stdout, 'the grade stopped at once').not.toMatch(/PASSED|FAILED/)
+    expect(exit.code === 0, exit.stdout + exit.stderr).toBe(false)
+    expect(await leftoverAfter(() => [server, learnerChild, ...all].filter(stillRunning))).toEqual([])
+  })
+})
