@@ -1,5 +1,5 @@
-// npm run grade -- <stage> [--solution | --dir PATH] [--seed N] [--repeat N] [--json FILE] [--verbose]
-import { writeFileSync } from 'node:fs'
+// npm run grade -- <stage> [--solution | --dir PATH | --roster DIR] [--seed N] [--repeat N] [--json FILE] [--verbose]
+import { existsSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import chalk from 'chalk'
@@ -7,6 +7,7 @@ import { findStage, UnknownStageError } from './course.ts'
 import { installSignalCleanup } from './processes.ts'
 import { printCheck, printHeader, printStageStart, printSummary, printVerboseExchange } from './report.ts'
 import { newSeed } from './rng.ts'
+import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from './roster/roster.ts'
 import { grade, type GradeResult } from './runner.ts'
 import type { Source } from './workspace.ts'
 
@@ -18,7 +19,13 @@ const USAGE = `usage: npm run grade -- <stage> [options]
   --seed N         reproduce a run (every random input comes from the seed)
   --repeat N       grade N times with seeds N, N+1, ... and report failures out of N
   --json FILE      write the result as JSON
-  --verbose        print every request and response`
+  --verbose        print every request and response
+
+  --roster DIR     grade every checkout under DIR (folder name = learner id),
+                   in parallel, each in its own process; results go to the store
+    --store FILE   the results store (default results/grades.sqlite)
+    --time-limit S seconds per checkout before it is stopped (default ${DEFAULT_TIME_LIMIT_S})
+    --jobs N       checkouts graded at a time (default: the number of cores)`
 
 async function main(): Promise<number> {
   installSignalCleanup()
@@ -31,6 +38,10 @@ async function main(): Promise<number> {
       repeat: { type: 'string', default: '1' },
       json: { type: 'string' },
       verbose: { type: 'boolean', default: false },
+      roster: { type: 'string' },
+      store: { type: 'string' },
+      'time-limit': { type: 'string', default: String(DEFAULT_TIME_LIMIT_S) },
+      jobs: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   })
@@ -40,6 +51,8 @@ async function main(): Promise<number> {
   }
   const stage = findStage(positionals[0]!)
   if (values.solution && values.dir) throw new UsageError('--solution and --dir exclude each other')
+  if (values.dir && !existsSync(resolve(values.dir, 'stages')))
+    throw new UsageError(`--dir ${values.dir}: no stages/ folder there; point it at a checkout of the course`)
   const source: Source = values.solution
     ? { kind: 'solution' }
     : values.dir
@@ -49,6 +62,14 @@ async function main(): Promise<number> {
   if (!Number.isInteger(repeat) || repeat < 1) throw new UsageError('--repeat takes a whole number ≥ 1')
   const firstSeed = values.seed !== undefined ? Number(values.seed) : newSeed()
   if (!Number.isSafeInteger(firstSeed)) throw new UsageError('--seed takes a whole number')
+  if (values.roster) {
+    if (values.solution || values.dir || repeat !== 1) throw new UsageError('--roster excludes --solution, --dir and --repeat')
+    const timeLimit = Number(values['time-limit'])
+    const jobs = values.jobs === undefined ? undefined : Number(values.jobs)
+    if (!(timeLimit > 0)) throw new UsageError('--time-limit takes a number of seconds')
+    if (jobs !== undefined && !(Number.isInteger(jobs) && jobs >= 1)) throw new UsageError('--jobs takes a whole number ≥ 1')
+    return gradeRoster({ stage, roster: resolve(values.roster), seed: firstSeed, json: values.json, store: values.store, timeLimitMs: timeLimit * 1000, jobs })
+  }
   const where = source.kind === 'starter' ? `stages/${stage.folder}` : source.kind === 'solution' ? `solutions/${stage.folder}` : source.path
 
   const results: GradeResult[] = []
@@ -88,7 +109,7 @@ class UsageError extends Error {}
 main().then(
   (code) => process.exit(code),
   (error) => {
-    if (error instanceof UsageError || error instanceof UnknownStageError) {
+    if (error instanceof UsageError || error instanceof UnknownStageError || error instanceof RosterError) {
       console.error(chalk.red(error.message))
       console.error(USAGE)
     } else console.error(chalk.red('the grader itself failed:'), error)

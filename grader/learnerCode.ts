@@ -3,7 +3,7 @@
 // instead of hanging the grader.
 import { spawn } from 'node:child_process'
 import { resolve } from 'node:path'
-import { signalGroup, track } from './processes.ts'
+import { childEnv, signalGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
 import { CheckFailure } from './check.ts'
 
@@ -22,7 +22,7 @@ export async function callLearnerExport(
   const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, 'grader/callExport.ts')], {
     cwd: repoRoot,
     detached: true,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' },
+    env: childEnv(),
     stdio: ['pipe', 'pipe', 'pipe'],
   })
   track(child)

@@ -3,14 +3,35 @@
 import type { ChildProcess } from 'node:child_process'
 
 const live = new Set<ChildProcess>()
+const cleanups = new Set<() => void>()
+
+/**
+ * The whole environment a child gets: learner code sees none of our
+ * secrets. NODE_OPTIONS passes through so that a memory cap set on the
+ * grader (the roster sets one) also reaches the servers it starts.
+ */
+export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const { PATH = '/usr/bin:/bin', HOME = '/tmp', TMPDIR, NODE_OPTIONS } = process.env
+  return { PATH, HOME, ...(TMPDIR ? { TMPDIR } : {}), ...(NODE_OPTIONS ? { NODE_OPTIONS } : {}), ...extra }
+}
+
+/** A synchronous cleanup (e.g. removing temp folders) that must also run on exit or Ctrl-C. */
+export function onCleanup(fn: () => void): () => void {
+  installExitHook()
+  cleanups.add(fn)
+  return () => cleanups.delete(fn)
+}
 
 let exitHookInstalled = false
 
+function installExitHook() {
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  process.on('exit', killAll)
+}
+
 export function track(child: ChildProcess) {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true
-    process.on('exit', killAll)
-  }
+  installExitHook()
   live.add(child)
   child.once('exit', () => live.delete(child))
 }
@@ -38,6 +59,7 @@ export async function stopGroup(child: ChildProcess, graceMs = 1_500): Promise<v
 
 function killAll() {
   for (const child of live) signalGroup(child, 'SIGKILL')
+  for (const fn of cleanups) fn()
 }
 
 let installed = false

@@ -5,7 +5,7 @@ import { once } from 'node:events'
 import { resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { request } from 'undici'
-import { signalGroup, stopGroup, track } from './processes.ts'
+import { childEnv, signalGroup, stopGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
 
 export type ServerOptions = {
@@ -59,9 +59,7 @@ export class ServerProcess {
     const { options } = this
     const timeoutMs = options.startTimeoutMs ?? 10_000
     // Only what the server needs: a learner's server gets no secrets of ours.
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: process.env.HOME ?? '/tmp',
+    const env = childEnv({
       NODE_ENV: 'test',
       LAB_HOST: '127.0.0.1',
       LAB_PORT: '0',
@@ -69,7 +67,7 @@ export class ServerProcess {
       LAB_ADMIN_TOKEN: options.adminToken,
       LAB_STAGE_DIR: options.stageDir,
       ...options.env,
-    }
+    })
     const entry = resolve(repoRoot, options.entry ?? 'bank/main.ts')
     const child = spawn(process.execPath, ['--import', 'tsx', entry], {
       cwd: repoRoot,

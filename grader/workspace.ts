@@ -5,6 +5,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Stage } from './course.ts'
+import { onCleanup } from './processes.ts'
 import { repoRoot } from './paths.ts'
 
 /** Which copy of the learner files to grade. */
@@ -18,6 +19,8 @@ export class Workspace {
   readonly tmp = mkdtempSync(join(tmpdir(), 'idem-lab-'))
   private overlayRoot: string | undefined
   private dbCount = 0
+  /** Also removes the folders if the grader is stopped by a signal. */
+  private readonly forget = onCleanup(() => this.dispose())
 
   constructor(readonly source: Source) {}
 
@@ -56,6 +59,7 @@ export class Workspace {
   }
 
   dispose() {
+    this.forget()
     rmSync(this.tmp, { recursive: true, force: true })
     if (this.overlayRoot) rmSync(this.overlayRoot, { recursive: true, force: true })
   }

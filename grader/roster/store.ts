@@ -132,11 +132,11 @@ export class ResultsStore {
     const rows = this.db
       .prepare(
         `SELECT * FROM runs r
-          WHERE r.id = (SELECT id FROM runs WHERE learner = r.learner AND (?1 IS NULL OR stage = ?1)
+          WHERE r.id = (SELECT id FROM runs WHERE learner = r.learner AND (@stage IS NULL OR stage = @stage)
                          ORDER BY graded_at DESC, id DESC LIMIT 1)
           ORDER BY learner`,
       )
-      .all(stage ?? null) as RunRow[]
+      .all({ stage: stage ?? null }) as RunRow[]
     const checks = this.db.prepare(
       `SELECT check_id AS id, stage, title, status, points, max_points AS maxPoints, message
          FROM check_results WHERE run_id = ? ORDER BY position`,

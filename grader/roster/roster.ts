@@ -1,0 +1,108 @@
+// npm run grade -- <stage> --roster DIR: grades every checkout under DIR (the
+// folder name is the learner's id), a few at a time, each in its own grader
+// child (submission.ts), and keeps every result in the results store.
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import chalk from 'chalk'
+import pLimit from 'p-limit'
+import type { Stage } from '../course.ts'
+import { ResultsStore, DEFAULT_STORE } from './store.ts'
+import { killMarked } from './strays.ts'
+import { gradeSubmission, type SubmissionResult } from './submission.ts'
+
+export const DEFAULT_TIME_LIMIT_S = 300
+const MEMORY_MB = 512
+
+export type RosterOptions = {
+  stage: Stage
+  roster: string
+  /** One seed for the whole class: every learner gets the same inputs. */
+  seed: number
+  json?: string
+  store?: string
+  timeLimitMs?: number
+  jobs?: number
+}
+
+export class RosterError extends Error {}
+
+/** The learners' checkouts: every folder directly under `roster` that is not hidden. */
+export function listSubmissions(roster: string): Array<{ learner: string; checkout: string }> {
+  let names: string[]
+  try {
+    names = readdirSync(roster)
+  } catch {
+    throw new RosterError(`--roster ${roster}: no such folder`)
+  }
+  const found = names
+    .filter((name) => !name.startsWith('.') && statSync(join(roster, name), { throwIfNoEntry: false })?.isDirectory())
+    .sort()
+    .map((learner) => ({ learner, checkout: resolve(roster, learner) }))
+  if (found.length === 0) throw new RosterError(`--roster ${roster}: no checkouts in it (one folder per learner)`)
+  return found
+}
+
+export async function gradeRoster(o: RosterOptions): Promise<number> {
+  const submissions = listSubmissions(o.roster)
+  const timeLimitMs = o.timeLimitMs ?? DEFAULT_TIME_LIMIT_S * 1000
+  // A grading keeps about one core busy between the grader and the server it drives.
+  const jobs = o.jobs ?? availableParallelism()
+  const store = new ResultsStore(o.store ?? DEFAULT_STORE)
+  const batchDir = mkdtempSync(join(tmpdir(), 'idem-roster-'))
+  const workDirs = submissions.map((_, i) => join(batchDir, String(i)))
+  // Ctrl-C: processes.ts kills the grader children; this gets what they started.
+  const sweep = () => {
+    workDirs.forEach((dir) => killMarked(join(dir, 'home')))
+    rmSync(batchDir, { recursive: true, force: true })
+  }
+  process.on('exit', sweep)
+
+  console.log(
+    chalk.bold(`\nGrading ${submissions.length} checkouts at stage ${o.stage.number} · ${o.stage.title}`) +
+      chalk.dim(`  (seed ${o.seed}, ${jobs} at a time, ${timeLimitMs / 1000} s each at most)`),
+  )
+  const started = performance.now()
+  const limit = pLimit(jobs)
+  const results: SubmissionResult[] = await Promise.all(
+    submissions.map((s, i) =>
+      limit(async () => {
+        const done = await gradeSubmission({
+          ...s,
+          stage: o.stage,
+          seed: o.seed,
+          timeLimitMs,
+          memoryMb: MEMORY_MB,
+          workDir: workDirs[i]!,
+        })
+        store.record({ learner: done.learner, gradedAt: done.gradedAt, outcome: done.outcome, reason: done.reason, origin: `roster ${o.roster}`, result: done.result })
+        printLine(done)
+        return done
+      }),
+    ),
+  )
+  const wallMs = Math.round(performance.now() - started)
+  process.off('exit', sweep)
+  rmSync(batchDir, { recursive: true, force: true })
+  store.close()
+
+  if (o.json) {
+    const submissionsOut = results.map(({ raw, result, ...rest }) => ({ ...rest, result: raw ?? result }))
+    const payload = { stage: o.stage.number, slug: o.stage.slug, seed: o.seed, wallMs, store: store.path, submissions: submissionsOut }
+    writeFileSync(o.json, `${JSON.stringify(payload, null, 2)}\n`)
+  }
+  const unfinished = results.filter((r) => r.outcome !== 'graded').length
+  console.log(
+    `\n${results.length} graded in ${(wallMs / 1000).toFixed(1)} s` +
+      (unfinished ? chalk.yellow(` · ${unfinished} without a result of their own (0 points, reason stored)`) : '') +
+      `\nresults kept in ${store.path} · read them with ${chalk.bold('npm run scores')}`,
+  )
+  return 0
+}
+
+function printLine(r: SubmissionResult) {
+  const mark = r.outcome === 'time limit' ? chalk.yellow('⏱') : r.outcome === 'grader failed' ? chalk.red('!') : r.result.passed ? chalk.green('✓') : chalk.red('✗')
+  const seconds = chalk.dim(`${(r.wallMs / 1000).toFixed(1)} s`)
+  const why = r.reason ? chalk.dim(`  ${r.reason.split('\n')[0]}`) : ''
+  console.log(`  ${mark} ${r.learner.padEnd(20)} ${String(r.result.score).padStart(4)}/${r.result.maxScore} ${seconds}${why}`)
+}

@@ -1,0 +1,152 @@
+// Grades one learner's checkout in a grader child process of its own:
+// `node --import tsx grader/cli.ts <stage> --dir <checkout> --seed N --json F`.
+// `--dir` lays only the manifest's learner files over this course's own copy
+// (workspace.ts). Around that, this file adds what a batch needs: a process
+// group, a wall-time limit, a memory cap, a stripped environment, and a result
+// for every check even when the child never writes one.
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { basename, dirname, join, relative, resolve } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { checksFor } from '../checks/index.ts'
+import { course, type Stage } from '../course.ts'
+import { repoRoot } from '../paths.ts'
+import { stopGroup, track } from '../processes.ts'
+import { rerunCommand } from '../runner.ts'
+import { parseGradeResult, type GradeSummary } from './resultSchema.ts'
+import type { Outcome } from './store.ts'
+import { findMarked, killMarked } from './strays.ts'
+
+export type SubmissionOptions = {
+  learner: string
+  checkout: string
+  stage: Stage
+  seed: number
+  timeLimitMs: number
+  /** V8 heap cap of the grader child, in MB. */
+  memoryMb: number
+  /** A private folder for this submission; removed afterwards. */
+  workDir: string
+}
+
+export type SubmissionResult = {
+  learner: string
+  checkout: string
+  gradedAt: string
+  outcome: Outcome
+  reason: string
+  wallMs: number
+  result: GradeSummary
+  /** The result file as the grader wrote it (with failure details), when it wrote one. */
+  raw?: unknown
+}
+
+const CLI = resolve(repoRoot, 'grader', 'cli.ts')
+const LOG_LIMIT = 16 * 1024
+
+export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionResult> {
+  const gradedAt = new Date().toISOString()
+  const started = performance.now()
+  const home = join(o.workDir, 'home')
+  const tmp = join(o.workDir, 'tmp')
+  for (const dir of [home, tmp]) mkdirSync(dir, { recursive: true })
+  const jsonFile = join(o.workDir, 'result.json')
+
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', CLI, String(o.stage.number), '--dir', o.checkout, '--seed', String(o.seed), '--json', jsonFile],
+    {
+      cwd: repoRoot,
+      detached: true, // a process group of its own, killed as a whole at the time limit
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Nothing of the instructor's environment: no tokens, no real HOME. The
+      // private HOME also marks every process this grading starts (strays.ts).
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: home,
+        TMPDIR: tmp,
+        NODE_OPTIONS: `--max-old-space-size=${o.memoryMb}`,
+      },
+    },
+  )
+  track(child)
+  let log = ''
+  const keep = (chunk: Buffer) => (log = (log + chunk.toString('utf8')).slice(-LOG_LIMIT))
+  child.stdout!.on('data', keep)
+  child.stderr!.on('data', keep)
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once('exit', (code, signal) => done({ code, signal })),
+  )
+  // Output may trail the exit a little; a stray holding the pipe must not stall us.
+  const drained = new Promise((done) => child.once('close', done))
+
+  let timedOut = false
+  let overlays: string[] = []
+  const timer = setTimeout(() => {
+    timedOut = true
+    // Note the overlay folders before the servers that name them are killed:
+    // a grader stopped from outside cannot remove its own.
+    overlays = findMarked(home).flatMap((m) => (m.stageDir ? [dirname(m.stageDir)] : []))
+    void stopGroup(child, 1_000)
+  }, o.timeLimitMs)
+  const { code, signal } = await exited
+  clearTimeout(timer)
+  await Promise.race([drained, sleep(500)])
+  killMarked(home) // servers and export children the grader could not stop
+  const written = !timedOut && (code === 0 || code === 1) ? readResult(jsonFile, o.learner) : undefined
+  cleanUp(o.workDir, overlays)
+  const wallMs = Math.round(performance.now() - started)
+  const base = { learner: o.learner, checkout: o.checkout, gradedAt, wallMs }
+
+  if (timedOut) {
+    const reason = `time limit: still running after ${o.timeLimitMs / 1000} s, stopped`
+    return { ...base, outcome: 'time limit', reason, result: zeroResult(o, 'timeout', reason, wallMs) }
+  }
+  if (written && 'result' in written) return { ...base, outcome: 'graded', reason: '', ...written }
+  const how = signal ? `was killed by ${signal}` : `exited with code ${code}`
+  const reason = `the grader ${how}: ${written?.error ?? lastLines(log)}`
+  return { ...base, outcome: 'grader failed', reason, result: zeroResult(o, 'error', reason, wallMs) }
+}
+
+function readResult(file: string, learner: string): { result: GradeSummary; raw: unknown } | { error: string } {
+  if (!existsSync(file)) return { error: 'it wrote no result file' }
+  try {
+    const text = readFileSync(file, 'utf8')
+    return { result: parseGradeResult(text, learner), raw: JSON.parse(text) }
+  } catch (error) {
+    return { error: (error as Error).message }
+  }
+}
+
+/** Every check the stage grades, at 0 points, for a run that produced no result of its own. */
+function zeroResult(o: SubmissionOptions, status: 'timeout' | 'error', message: string, durationMs: number): GradeSummary {
+  const stages = course.stages.filter((s) => s.number <= o.stage.number).reverse()
+  const checks = stages.flatMap((s) =>
+    checksFor(s.number).map((c) => ({ id: c.id, stage: s.number, title: c.title, passed: false, status, points: 0, maxPoints: c.points, message })),
+  )
+  return {
+    stage: o.stage.number,
+    slug: o.stage.slug,
+    seed: o.seed,
+    passed: false,
+    score: 0,
+    maxScore: checks.reduce((sum, c) => sum + c.maxPoints, 0),
+    durationMs,
+    rerun: rerunCommand(o.stage.number, o.seed, { kind: 'dir', path: o.checkout }),
+    checks,
+  }
+}
+
+function lastLines(log: string, lines = 6): string {
+  const text = log.trim()
+  return text ? text.split('\n').slice(-lines).join('\n') : '(it printed nothing)'
+}
+
+function cleanUp(workDir: string, overlays: string[]) {
+  rmSync(workDir, { recursive: true, force: true })
+  const work = resolve(repoRoot, '.lab', 'work')
+  for (const dir of new Set(overlays)) {
+    // Only the grader's own overlay folders (.lab/work/run-*), whatever a process claimed.
+    if (relative(work, dir) === basename(dir) && basename(dir).startsWith('run-')) rmSync(dir, { recursive: true, force: true })
+  }
+}

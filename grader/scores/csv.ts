@@ -1,0 +1,33 @@
+// The score summary as a spreadsheet or a gradebook takes it: one row per
+// learner, best first; points per stage, the total, then points per check.
+import { stringify } from 'csv-stringify/sync'
+import type { Summary } from './summary.ts'
+
+export function renderCsv(s: Summary): string {
+  const header = [
+    'learner',
+    ...s.stages.map((st) => `stage ${st}`),
+    'total',
+    'max',
+    'percent',
+    'outcome',
+    'seed',
+    'graded_at',
+    'rerun',
+    ...s.checks.map((c) => `${c.stage}:${c.id}`),
+  ]
+  const rows = s.learners.map((l) => [
+    l.learner,
+    ...s.stages.map((st) => l.stages.find((x) => x.stage === st)?.points ?? ''),
+    l.total,
+    l.maxTotal,
+    l.maxTotal ? Math.round((l.total / l.maxTotal) * 1000) / 10 : 0,
+    l.run.outcome,
+    l.run.seed,
+    l.run.gradedAt,
+    l.run.rerun,
+    ...l.checks.map((c) => c?.points ?? ''),
+  ])
+  // Folder names are learner-controlled: a name like =HYPERLINK(...) must stay text in a spreadsheet.
+  return stringify([header, ...rows], { escape_formulas: true })
+}

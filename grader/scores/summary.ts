@@ -1,0 +1,111 @@
+// What `npm run scores` reports, computed once from the stored runs and then
+// rendered as text, CSV or HTML: learners ranked by points, points per stage,
+// every check's result per learner, and pass rates per check and per stage.
+import { course } from '../course.ts'
+import type { StoredCheck, StoredRun } from '../roster/store.ts'
+
+export type CheckColumn = { id: string; stage: number; title: string; maxPoints: number }
+
+export type StagePoints = { stage: number; points: number; maxPoints: number; passedAll: boolean }
+
+export type LearnerRow = {
+  learner: string
+  run: StoredRun
+  stages: StagePoints[]
+  /** The learner's result for each column of `Summary.checks` (undefined: not graded in this run). */
+  checks: Array<StoredCheck | undefined>
+  total: number
+  maxTotal: number
+}
+
+export type CheckStat = CheckColumn & {
+  graded: number
+  passed: number
+  rate: number
+  /** The most frequent first line of the failure messages. */
+  commonReason: string
+}
+
+export type StageStat = { stage: number; title: string; graded: number; passedAll: number; rate: number }
+
+export type Summary = {
+  checks: CheckColumn[]
+  stages: number[]
+  /** Best first; ties by learner id. */
+  learners: LearnerRow[]
+  checkStats: CheckStat[]
+  stageStats: StageStat[]
+}
+
+export function summarize(runs: StoredRun[]): Summary {
+  const checks = orderedChecks(runs)
+  const stages = [...new Set(checks.map((c) => c.stage))].sort((a, b) => a - b)
+  const learners = runs
+    .map((run): LearnerRow => {
+      const byId = new Map(run.checks.map((c) => [key(c), c]))
+      const row = checks.map((c) => byId.get(key(c)))
+      const stagePoints = stages.flatMap((stage) => {
+        const own = run.checks.filter((c) => c.stage === stage)
+        if (own.length === 0) return []
+        return [{
+          stage,
+          points: sum(own.map((c) => c.points)),
+          maxPoints: sum(own.map((c) => c.maxPoints)),
+          passedAll: own.every((c) => c.status === 'pass'),
+        }]
+      })
+      return { learner: run.learner, run, stages: stagePoints, checks: row, total: run.score, maxTotal: run.maxScore }
+    })
+    .sort((a, b) => b.total - a.total || (a.learner < b.learner ? -1 : a.learner > b.learner ? 1 : 0))
+
+  const checkStats = checks.map((column, i): CheckStat => {
+    const results = learners.flatMap((l) => (l.checks[i] ? [l.checks[i]!] : []))
+    const passed = results.filter((r) => r.status === 'pass').length
+    return { ...column, graded: results.length, passed, rate: results.length ? passed / results.length : 0, commonReason: mostCommon(results.filter((r) => r.status !== 'pass').map((r) => r.message.split('\n')[0]!)) }
+  })
+  const stageStats = stages.map((stage): StageStat => {
+    const rows = learners.flatMap((l) => l.stages.filter((s) => s.stage === stage))
+    const passedAll = rows.filter((s) => s.passedAll).length
+    const title = course.stages.find((s) => s.number === stage)?.title ?? `stage ${stage}`
+    return { stage, title, graded: rows.length, passedAll, rate: rows.length ? passedAll / rows.length : 0 }
+  })
+  return { checks, stages, learners, checkStats, stageStats }
+}
+
+/** The checks the class fails most: lowest pass rate first, those everyone passes left out. */
+export function mostFailed(summary: Summary, count = 5): CheckStat[] {
+  return summary.checkStats
+    .filter((c) => c.graded > 0 && c.passed < c.graded)
+    .sort((a, b) => a.rate - b.rate || a.stage - b.stage)
+    .slice(0, count)
+}
+
+/**
+ * Course order: stage by stage, checks as course.json lists them. Checks the
+ * manifest does not list (results of another course version) follow, in the
+ * order the grader ran them.
+ */
+function orderedChecks(runs: StoredRun[]): CheckColumn[] {
+  const seen = new Map<string, CheckColumn>()
+  for (const run of runs)
+    for (const c of run.checks)
+      if (!seen.has(key(c))) seen.set(key(c), { id: c.id, stage: c.stage, title: c.title, maxPoints: c.maxPoints })
+  const firstSeen = [...seen.keys()]
+  const position = (c: CheckColumn) => {
+    const i = course.stages.find((s) => s.number === c.stage)?.checks.indexOf(c.id) ?? -1
+    return i < 0 ? 1_000 + firstSeen.indexOf(key(c)) : i
+  }
+  return [...seen.values()].sort((a, b) => a.stage - b.stage || position(a) - position(b))
+}
+
+const key = (c: { stage: number; id: string }) => `${c.stage}:${c.id}`
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0)
+
+function mostCommon(lines: string[]): string {
+  const counts = new Map<string, number>()
+  for (const line of lines) counts.set(line, (counts.get(line) ?? 0) + 1)
+  let best = ''
+  let bestCount = 0
+  for (const [line, n] of counts) if (n > bestCount) [best, bestCount] = [line, n]
+  return best
+}

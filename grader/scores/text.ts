@@ -1,0 +1,64 @@
+// The score summary as a terminal prints it.
+import chalk from 'chalk'
+import type { StoredCheck } from '../roster/store.ts'
+import { mostFailed, type Summary } from './summary.ts'
+
+export const MARKS: Record<StoredCheck['status'], string> = { pass: '✓', fail: '✗', timeout: 'T', error: '!' }
+
+const pct = (rate: number) => `${Math.round(rate * 100)}%`
+
+export function renderText(s: Summary, store: string): string {
+  const out: string[] = []
+  const n = s.learners.length
+  out.push(chalk.bold(`Scores · ${n} learner${n === 1 ? '' : 's'} · each one's latest run`) + chalk.dim(`  (${store})`))
+  if (n === 0) {
+    out.push('No runs yet: grade a class with `npm run grade -- <stage> --roster DIR` or import CI results.')
+    return out.join('\n')
+  }
+
+  // Learner × stage points, best first.
+  const nameWidth = Math.max(7, ...s.learners.map((l) => l.learner.length))
+  const cell = (text: string) => text.padStart(9)
+  out.push('', chalk.bold(` #  ${'learner'.padEnd(nameWidth)} ${s.stages.map((st) => cell(`stage ${st}`)).join('')}${cell('total')}      %`))
+  s.learners.forEach((l, i) => {
+    const stages = s.stages.map((st) => {
+      const p = l.stages.find((x) => x.stage === st)
+      return cell(p ? `${p.points}/${p.maxPoints}` : '—')
+    })
+    const flag = l.run.outcome === 'graded' ? '' : chalk.yellow(`  (${l.run.outcome})`)
+    out.push(`${String(i + 1).padStart(2)}  ${l.learner.padEnd(nameWidth)} ${stages.join('')}${cell(`${l.total}/${l.maxTotal}`)} ${pct(l.maxTotal ? l.total / l.maxTotal : 0).padStart(6)}${flag}`)
+  })
+
+  // Pass or fail per check; the columns are the learners, numbered as above.
+  const labels = s.checks.map((c) => `${c.id} (${c.maxPoints} pt)`)
+  const labelWidth = Math.max(...labels.map((l) => l.length)) + 1
+  const col = Math.max(2, String(n).length + 1)
+  out.push('', chalk.bold('Checks') + chalk.dim('  ✓ pass  ✗ fail  T timed out  ! could not run  · not graded'))
+  out.push(`${' '.repeat(labelWidth + 4)}${s.learners.map((_, i) => String(i + 1).padStart(col)).join('')}   pass rate`)
+  let lastStage = -1
+  s.checkStats.forEach((c, j) => {
+    if (c.stage !== lastStage) out.push(chalk.dim(`  stage ${(lastStage = c.stage)}`))
+    const marks = s.learners.map((l) => {
+      const r = l.checks[j]
+      const mark = r ? MARKS[r.status] : '·'
+      return (r?.status === 'pass' ? chalk.green : r ? chalk.red : chalk.dim)(mark.padStart(col))
+    })
+    out.push(`    ${labels[j]!.padEnd(labelWidth)}${marks.join('')}   ${c.passed}/${c.graded} ${pct(c.rate)}`)
+  })
+
+  const failing = mostFailed(s)
+  out.push('', chalk.bold('Failed most'))
+  if (failing.length === 0) out.push('  every graded check passes for every learner')
+  for (const c of failing)
+    out.push(`  ${pct(c.rate).padStart(4)} pass  ${c.id} (stage ${c.stage})` + chalk.dim(`  ${c.graded - c.passed} failing, most often: ${clip(c.commonReason)}`))
+
+  out.push('', chalk.bold('Last seed and rerun'))
+  s.learners.forEach((l, i) =>
+    out.push(`${String(i + 1).padStart(2)}  ${l.learner.padEnd(nameWidth)} seed ${String(l.run.seed).padEnd(8)} ${chalk.dim(l.run.gradedAt)}  ${l.run.rerun}`),
+  )
+  return out.join('\n')
+}
+
+function clip(text: string, max = 90): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text
+}

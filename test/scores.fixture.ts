@@ -1,0 +1,47 @@
+// A made-up class for the score-report tests: grade results written by hand,
+// not by the grader, so the report's arithmetic (ranking, points per stage,
+// pass rates) is tested against numbers the test derives itself. The real
+// grader feeds the store in test/roster.test.ts.
+import type { GradeSummary } from '#grader/roster/resultSchema.ts'
+
+export type Mark = 'pass' | 'fail' | 'timeout' | 'error'
+
+/** Checks invented for these tests, over three stages. */
+export const CHECKS = [
+  { id: 'basics', stage: 0, points: 4 },
+  { id: 'ledger', stage: 0, points: 6 },
+  { id: 'key-required', stage: 1, points: 5 },
+  { id: 'duplicate-not-executed', stage: 1, points: 5 },
+  { id: 'malformed-key', stage: 1, points: 2 },
+  { id: 'payload-changed', stage: 2, points: 6 },
+  { id: 'reserialized', stage: 2, points: 4 },
+] as const
+
+export type CheckId = (typeof CHECKS)[number]['id']
+
+/** A stage-2 result in which every check passes except those in `marks`. */
+export function result(seed: number, marks: Partial<Record<CheckId, Mark>> = {}): GradeSummary {
+  // The grader runs the graded stage first, then the earlier ones.
+  const checks = [...CHECKS]
+    .sort((a, b) => b.stage - a.stage)
+    .map((c) => {
+      const status = marks[c.id] ?? 'pass'
+      const passed = status === 'pass'
+      return { id: c.id, stage: c.stage, title: `the ${c.id} check`, passed, status, points: passed ? c.points : 0, maxPoints: c.points, message: passed ? '' : `${c.id} went wrong (${status})` }
+    })
+  const score = checks.reduce((s, c) => s + c.points, 0)
+  const maxScore = checks.reduce((s, c) => s + c.maxPoints, 0)
+  return { stage: 2, slug: 'fingerprint', seed, passed: score === maxScore, score, maxScore, durationMs: 1234, rerun: `npm run grade -- 2 --seed ${seed} --dir /class/x`, checks }
+}
+
+/** Learner ids are folder names: one of them tries HTML, one a spreadsheet formula. */
+export const CLASS: Array<{ learner: string; marks: Partial<Record<CheckId, Mark>> }> = [
+  { learner: 'ada', marks: {} },
+  { learner: 'bo', marks: { reserialized: 'fail' } },
+  { learner: 'cy<img src=x>', marks: { 'payload-changed': 'fail', reserialized: 'fail', 'malformed-key': 'fail' } },
+  { learner: '=HYPERLINK("http://x")', marks: { 'duplicate-not-executed': 'error', 'payload-changed': 'fail', reserialized: 'fail' } },
+  {
+    learner: 'dee',
+    marks: Object.fromEntries(CHECKS.map((c) => [c.id, 'timeout'])) as Record<CheckId, Mark>,
+  },
+]

@@ -1,0 +1,173 @@
+// The results store, `npm run scores` and `npm run scores:import`, on a
+// made-up class (scores.fixture.ts) and on result files the real grader wrote.
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { repoRoot } from '#grader/paths.ts'
+import { DuplicateRunError, ResultsStore } from '#grader/roster/store.ts'
+import { CHECKS, CLASS, result } from './scores.fixture.ts'
+import { scratchDir } from './helpers/scratch.ts'
+
+const scratches: Array<{ dispose(): void }> = []
+afterEach(() => scratches.splice(0).forEach((s) => s.dispose()))
+function scratch(label: string) {
+  const s = scratchDir(label)
+  scratches.push(s)
+  return s.path
+}
+
+/** Runs an npm script the way an instructor does; never throws, returns what it printed. */
+function npm(script: string, ...args: string[]) {
+  const r = spawnSync('npm', ['run', '--silent', script, '--', ...args], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, FORCE_COLOR: '0' } })
+  return { code: r.status, out: r.stdout, err: r.stderr }
+}
+
+/** Enough of RFC 4180 for these files: quoted fields with doubled quotes, no newline inside a field. */
+function parseCsv(text: string): string[][] {
+  return text.trimEnd().split('\n').map((line) => {
+    const fields: string[] = []
+    let i = 0
+    while (i <= line.length) {
+      if (line[i] === '"') {
+        let field = ''
+        let j = i + 1
+        for (; j < line.length; j++) {
+          if (line[j] !== '"') field += line[j]
+          else if (line[j + 1] === '"') field += line[j++]
+          else break
+        }
+        fields.push(field)
+        i = j + 2
+      } else {
+        const end = line.indexOf(',', i) < 0 ? line.length : line.indexOf(',', i)
+        fields.push(line.slice(i, end))
+        i = end + 1
+      }
+    }
+    return fields
+  })
+}
+
+const at = (minute: number) => new Date(Date.UTC(2026, 2, 14, 9, minute)).toISOString()
+
+function storeWithClass(path: string) {
+  const store = new ResultsStore(join(path, 'grades.sqlite'))
+  CLASS.forEach((l, i) => store.record({ learner: l.learner, gradedAt: at(i), outcome: 'graded', reason: '', origin: 'test', result: result(100 + i, l.marks) }))
+  return store
+}
+
+describe('the results store', () => {
+  it('keeps every run, gives each learner the latest one, and stores a run only once', () => {
+    const store = new ResultsStore(join(scratch('store'), 'grades.sqlite'))
+    const first = result(1, { basics: 'fail' })
+    const second = result(2)
+    store.record({ learner: 'ada', gradedAt: at(1), outcome: 'graded', reason: '', origin: 'test', result: first })
+    store.record({ learner: 'ada', gradedAt: at(2), outcome: 'graded', reason: '', origin: 'test', result: second })
+    store.record({ learner: 'ada', gradedAt: at(3), outcome: 'graded', reason: '', origin: 'test', result: { ...result(3), stage: 1 } })
+    expect(store.runCount()).toBe(3)
+    expect(store.latestRuns().map((r) => [r.learner, r.seed])).toEqual([['ada', 3]])
+    const [latestAt2] = store.latestRuns(2)
+    expect(latestAt2).toMatchObject({ learner: 'ada', seed: 2, score: second.score, maxScore: second.maxScore, gradedAt: at(2) })
+    expect(latestAt2!.checks.map((c) => [c.id, c.status, c.points])).toEqual(second.checks.map((c) => [c.id, c.status, c.points]))
+
+    expect(() => store.record({ learner: 'ada', gradedAt: at(1), outcome: 'graded', reason: '', origin: 'again', result: first })).toThrow(DuplicateRunError)
+    expect(store.runCount()).toBe(3)
+    store.close()
+  })
+})
+
+describe('npm run scores', () => {
+  it('ranks the class, shows points per stage and every check, the checks failed most and how to rerun; --csv exports it', () => {
+    const dir = scratch('scores')
+    storeWithClass(dir).close()
+    const csvFile = join(dir, 'out.csv')
+    const { code, out, err } = npm('scores', '--store', join(dir, 'grades.sqlite'), '--csv', csvFile)
+    expect(code, err).toBe(0)
+
+    // What the ranking must be, from the marks alone.
+    const points = (marks: (typeof CLASS)[number]['marks']) => CHECKS.filter((c) => !marks[c.id]).reduce((s, c) => s + c.points, 0)
+    const max = CHECKS.reduce((s, c) => s + c.points, 0)
+    const ranked = [...CLASS].map((l) => ({ ...l, total: points(l.marks) })).sort((a, b) => b.total - a.total || (a.learner < b.learner ? -1 : 1))
+    expect(new Set(ranked.map((l) => l.total)).size, 'the made-up class has no ties').toBe(ranked.length)
+
+    const table = out.slice(0, out.indexOf('\nChecks'))
+    const positions = ranked.map((l) => table.indexOf(` ${l.learner} `))
+    expect(positions.every((p) => p > 0), table).toBe(true)
+    expect([...positions].sort((a, b) => a - b), 'learners are listed best first').toEqual(positions)
+    for (const l of ranked) {
+      const line = table.split('\n').find((x) => x.includes(` ${l.learner} `))!
+      expect(line, 'total').toContain(`${l.total}/${max}`)
+      for (const stage of [0, 1, 2]) {
+        const own = CHECKS.filter((c) => c.stage === stage)
+        const got = own.filter((c) => !l.marks[c.id]).reduce((s, c) => s + c.points, 0)
+        expect(line, `stage ${stage}`).toContain(`${got}/${own.reduce((s, c) => s + c.points, 0)}`)
+      }
+    }
+    // One row per check, one mark per learner, in ranking order.
+    const symbol = { pass: '✓', fail: '✗', timeout: 'T', error: '!' } as const
+    for (const c of CHECKS) {
+      const row = out.split('\n').find((x) => x.trimStart().startsWith(`${c.id} (${c.points} pt)`))!
+      expect(row.replace(/\s+/g, ' ')).toContain(` ${ranked.map((l) => symbol[l.marks[c.id] ?? 'pass']).join(' ')} `)
+    }
+    // The check failed most: the lowest pass rate in the class.
+    const rate = (id: string) => CLASS.filter((l) => !l.marks[id as keyof typeof l.marks]).length / CLASS.length
+    const worst = [...CHECKS].sort((a, b) => rate(a.id) - rate(b.id))[0]!
+    const failedMost = out.slice(out.indexOf('\nFailed most'))
+    expect(failedMost.split('\n')[2]).toContain(`${Math.round(rate(worst.id) * 100)}% pass  ${worst.id}`)
+    expect(failedMost).toContain(`${worst.id} went wrong`)
+    for (const i of CLASS.keys()) expect(out).toContain(`npm run grade -- 2 --seed ${100 + i} --dir /class/x`)
+
+    const [header, ...rows] = parseCsv(readFileSync(csvFile, 'utf8'))
+    expect(header![0]).toBe('learner')
+    const totalCol = header!.indexOf('total')
+    expect(totalCol).toBeGreaterThan(0)
+    // Learner ids stay text in a spreadsheet: a formula is defused with a leading quote.
+    const name = (l: string) => (/^[=+\-@]/.test(l) ? `'${l}` : l)
+    expect(rows.map((r) => [r[0], Number(r[totalCol])])).toEqual(ranked.map((l) => [name(l.learner), l.total]))
+    const basicsCol = header!.indexOf('0:basics')
+    expect(rows.map((r) => Number(r[basicsCol]))).toEqual(ranked.map((l) => (l.marks.basics ? 0 : 4)))
+  })
+
+  it('says so when there is no store yet', () => {
+    const { code, err } = npm('scores', '--store', join(scratch('none'), 'missing.sqlite'))
+    expect(code).toBe(2)
+    expect(err).toMatch(/no results store at .*missing\.sqlite/)
+  })
+})
+
+describe('npm run scores:import', () => {
+  it('loads result files the grader wrote (as CI does), once each, and refuses one whose numbers do not add up', () => {
+    const dir = scratch('import')
+    const ci = join(dir, 'ci', 'artifacts')
+    mkdirSync(ci, { recursive: true })
+    // A real result file, as the CI template produces it.
+    const graded = spawnSync(process.execPath, ['--import', 'tsx', 'grader/cli.ts', '0', '--solution', '--seed', '11', '--json', join(ci, 'alice.json')], { cwd: repoRoot, encoding: 'utf8' })
+    expect(graded.status, graded.stdout + graded.stderr).toBe(0)
+    const alice = JSON.parse(readFileSync(join(ci, 'alice.json'), 'utf8'))
+    writeFileSync(join(ci, 'result.json'), JSON.stringify({ ...alice, learner: 'bob', gradedAt: '2026-03-14T09:00:00Z' }))
+    writeFileSync(join(ci, 'forged.json'), JSON.stringify({ ...alice, score: alice.score + 10 }))
+    const store = join(dir, 'grades.sqlite')
+
+    const first = npm('scores:import', '--store', store, join(dir, 'ci'))
+    expect(first.code, 'one file refused').toBe(1)
+    expect(first.err).toMatch(/forged\.json: not a grade result: .*does not match its checks/s)
+    expect(first.out).toContain('2 imported, 0 already there, 1 refused')
+
+    const again = npm('scores:import', '--store', store, join(ci, 'alice.json'))
+    expect(again.code).toBe(0)
+    expect(again.out).toMatch(/alice's stage 0 run with seed 11 .* is already in the store/)
+    expect(again.out).toContain('0 imported, 1 already there, 0 refused')
+
+    const s = new ResultsStore(store)
+    expect(s.runCount()).toBe(2)
+    const runs = s.latestRuns()
+    s.close()
+    expect(runs.map((r) => r.learner)).toEqual(['alice', 'bob'])
+    for (const r of runs) {
+      expect(r).toMatchObject({ stage: 0, seed: 11, score: alice.score, maxScore: alice.maxScore, rerun: alice.rerun, outcome: 'graded' })
+      expect(r.checks.map((c) => c.id)).toEqual(alice.checks.map((c: { id: string }) => c.id))
+    }
+    expect(runs[1]!.gradedAt).toBe('2026-03-14T09:00:00Z')
+  })
+})
