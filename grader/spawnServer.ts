@@ -28,6 +28,8 @@ export class ServerProcess {
   url = ''
   private child: ChildProcess | undefined
   private logText = ''
+  /** Output of the current process only: a restart must not find the old "listening on" line. */
+  private sinceStart = ''
   /** True while we are stopping or crashing it on purpose. */
   private stopping = false
   /** Set when the process exits on its own (not by stop or crash). */
@@ -78,8 +80,11 @@ export class ServerProcess {
     this.child = child
     this.unexpectedExit = undefined
     track(child)
+    this.sinceStart = ''
     const append = (chunk: Buffer) => {
-      this.logText = (this.logText + chunk.toString('utf8')).slice(-LOG_LIMIT)
+      const text = chunk.toString('utf8')
+      this.logText = (this.logText + text).slice(-LOG_LIMIT)
+      if (this.sinceStart.length < LOG_LIMIT) this.sinceStart += text
     }
     child.stdout!.on('data', append)
     child.stderr!.on('data', append)
@@ -101,7 +106,7 @@ export class ServerProcess {
   private async waitForListening(deadline: number): Promise<string> {
     const seconds = Math.round((deadline - Date.now()) / 1000)
     for (;;) {
-      const match = LISTENING.exec(this.logText)
+      const match = LISTENING.exec(this.sinceStart)
       if (match) return match[1]!
       if (!this.alive)
         throw new ServerStartError(`the server ${this.unexpectedExit ?? 'exited'} before it listened.\n${this.logTail()}`)

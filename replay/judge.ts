@@ -1,0 +1,153 @@
+// Compares what happened (the final ledger and every answer) with the ground
+// truth of the log, and counts the damage. Definitions: logs/README.md.
+import type { Exchange } from '#grader/http.ts'
+import type { Ledger } from '#grader/bankClient.ts'
+import { expectOf, type Expect, type IncidentKind } from '../logs/format.ts'
+import { CATEGORIES, zeroByKind, zeroFigures, type CategoryId, type DamageReport, type Figures } from './damage.ts'
+import type { AttemptRecord } from './replayer.ts'
+import type { World } from './world.ts'
+
+type Money = { from?: string; to: string; amount: number }
+
+type Intent = {
+  id: string
+  kind: IncidentKind
+  expect: Expect
+  client: string
+  key: string
+  /** The first payload (parsed), and its amount. */
+  first: unknown
+  amount: number
+  /** Ledger signatures of this intent (the amended amount has its own). */
+  signatures: Set<string>
+  records: AttemptRecord[]
+  rows: Array<{ amount: number }>
+}
+
+const signature = (path: string, m: Money) => `${path}|${m.from ?? ''}|${m.to}|${m.amount}`
+
+/** Key-order-independent comparison of two JSON values. */
+function sameJson(a: unknown, b: unknown): boolean {
+  const norm = (v: unknown): unknown =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, norm((v as Record<string, unknown>)[k])]))
+      : Array.isArray(v)
+        ? v.map(norm)
+        : v
+  return JSON.stringify(norm(a)) === JSON.stringify(norm(b))
+}
+
+const won = (n: number) => `₩${n.toLocaleString('en-US')}`
+
+export type Verdict = Pick<DamageReport, 'byKind' | 'examples' | 'anomalies'> & { total: Figures }
+
+export function judge(records: AttemptRecord[], ledger: Ledger, world: World): Verdict {
+  const intents = new Map<string, Intent>()
+  const bySignature = new Map<string, Intent>()
+  for (const record of records) {
+    const { line } = record
+    const body = JSON.parse(line.body) as Money
+    let intent = intents.get(line.intent)
+    if (!intent) {
+      intent = {
+        id: line.intent,
+        kind: line.kind,
+        expect: expectOf(line.kind),
+        client: line.client,
+        key: line.key,
+        first: body,
+        amount: body.amount,
+        signatures: new Set(),
+        records: [],
+        rows: [],
+      }
+      intents.set(line.intent, intent)
+    }
+    intent.records.push(record)
+    const sig = signature(line.path, body)
+    intent.signatures.add(sig)
+    bySignature.set(sig, intent)
+  }
+
+  const anomalies: string[] = []
+  for (const row of ledger.entries) {
+    const name = (id: string | null) => (id === null ? undefined : (world.accountName.get(id) ?? id))
+    const sig = signature(row.kind === 'deposit' ? '/deposits' : '/transfers', { from: name(row.from), to: name(row.to)!, amount: row.amount })
+    const intent = bySignature.get(sig)
+    if (intent) intent.rows.push(row)
+    else anomalies.push(`ledger row ${row.id} (${row.kind} ${won(row.amount)}) belongs to no intent of the day`)
+  }
+
+  /** Which intent a 2xx body is the receipt of (undefined: not a receipt, e.g. already-processed). */
+  const receiptOwner = (e: Exchange): Intent | undefined => {
+    let body: { id?: unknown; from?: string; to?: string; amount?: number }
+    try {
+      body = JSON.parse(e.response!.body)
+    } catch {
+      return undefined
+    }
+    if (typeof body?.id !== 'string' || !/^(tr|dp)_/.test(body.id) || typeof body.to !== 'string') return undefined
+    const path = body.id.startsWith('tr_') ? '/transfers' : '/deposits'
+    const from = body.from === undefined ? undefined : (world.accountName.get(body.from) ?? body.from)
+    return bySignature.get(signature(path, { from, to: world.accountName.get(body.to) ?? body.to, amount: body.amount! }))
+  }
+
+  // Who used which key string, in the order the attempts went out (for leaks).
+  const usesOfKey = new Map<string, AttemptRecord[]>()
+  for (const r of records) if (r.sent) usesOfKey.set(r.line.key, [...(usesOfKey.get(r.line.key) ?? []), r])
+  const reachedServer = (r: AttemptRecord) => r.sent && r.line.fault !== 'reset-before'
+  const before = (a: AttemptRecord, b: AttemptRecord) => a !== b && (a.seq < b.seq || a.burst === b.burst)
+
+  const total = zeroFigures()
+  const byKind = zeroByKind()
+  const examples: Verdict['examples'] = {}
+  const count = (intent: Intent, category: CategoryId, amount: number, example: () => string) => {
+    const c = CATEGORIES.find((x) => x.id === category)!
+    for (const f of [total, byKind[intent.kind]]) {
+      f[c.id] += 1
+      f[c.amount] += amount
+    }
+    examples[category] ??= `${intent.id} (${intent.kind}, ${intent.client}, key ${intent.key}): ${example()}`
+  }
+
+  for (const intent of intents.values()) {
+    const rows = intent.rows
+    if (rows.length > 1)
+      for (const extra of rows.slice(1)) count(intent, 'duplicateTransfers', extra.amount, () => `${rows.length} ledger rows for one intent`)
+    if (intent.expect !== 'insufficient-funds' && rows.length === 0)
+      count(intent, 'lostTransfers', intent.amount, () => `no ledger row; answers: ${answers(intent)}`)
+    if (intent.expect === 'insufficient-funds' && rows.length > 0)
+      anomalies.push(`${intent.id} was planned to be refused for funds but moved ${won(rows[0]!.amount)}`)
+
+    const sent = intent.records.filter((r) => r.sent && r.exchange)
+    for (const r of sent) {
+      const res = r.exchange!.response
+      if (!res) continue
+      const ok = res.status >= 200 && res.status < 300
+      const owner = ok ? receiptOwner(r.exchange!) : undefined
+      const ownBefore = intent.records.some((o) => reachedServer(o) && before(o, r))
+      const foreignBefore = (usesOfKey.get(r.line.key) ?? []).some((o) => o.line.intent !== intent.id && reachedServer(o) && before(o, r))
+      const payload = JSON.parse(r.line.body) as Money
+      const amended = payload.amount !== intent.amount
+      if ((ok && owner && owner !== intent) || (!ownBefore && foreignBefore && (res.status === 409 || res.status === 422 || (ok && owner !== intent))))
+        count(intent, 'leakedResponses', intent.amount, () => `HTTP ${res.status} ${res.body.slice(0, 120)}`)
+      else if (res.status === 422 && sameJson(payload, intent.first))
+        count(intent, 'spurious422s', intent.amount, () => `HTTP 422 for a body equal to the first one: ${r.line.body.slice(0, 120)}`)
+      else if (amended && ok) {
+        if (!rows.some((row) => row.amount === payload.amount) && rows.some((row) => row.amount === intent.amount))
+          count(intent, 'ignoredAmendments', Math.abs(payload.amount - intent.amount), () => `amended to ${won(payload.amount)}, answered HTTP ${res.status}, ledger shows ${won(intent.amount)}`)
+      } else if (ok && ownBefore && owner !== intent)
+        count(intent, 'unreplayedRetries', intent.amount, () => `attempt ${r.line.attempt} answered HTTP ${res.status} ${res.body.slice(0, 120)}`)
+    }
+    const last = sent.at(-1)?.exchange
+    const final = sent.some((r) => r.exchange!.response && r.exchange!.response.status !== 409 && r.exchange!.response.status < 500)
+    if (!final && last?.response?.status === 409) count(intent, 'stuckKeys', intent.amount, () => `${sent.length} attempts, the last answered 409`)
+  }
+  return { total, byKind, examples, anomalies }
+}
+
+function answers(intent: Intent): string {
+  return intent.records
+    .map((r) => (!r.sent ? 'not sent' : r.exchange?.response ? `${r.exchange.response.status}` : `no answer (${r.exchange?.error ?? '?'})`))
+    .join(', ')
+}

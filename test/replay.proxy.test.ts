@@ -1,0 +1,84 @@
+// The fault proxy's faults are real: a dropped response was processed by the
+// server, a reset request never reached it, and requests sent while the
+// server restarts reach the new process.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { BankClient, type Customer } from '#grader/bankClient.ts'
+import { HttpClient } from '#grader/http.ts'
+import { repoRoot } from '#grader/paths.ts'
+import { ServerProcess } from '#grader/spawnServer.ts'
+import { FAULT_HEADER, FaultProxy } from '../replay/proxy.ts'
+import { Sender } from '../replay/sender.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'proxy-'))
+const adminToken = 'proxy-test-admin-token'
+let server = new ServerProcess({ stageDir: resolve(repoRoot, 'solutions/00-unprotected'), dbPath: join(dir, 'bank.sqlite'), adminToken })
+const http = new HttpClient(() => undefined)
+let proxy: FaultProxy
+let sender: Sender
+let customer: Customer
+let from: string
+let to: string
+
+beforeAll(async () => {
+  await server.start()
+  proxy = new FaultProxy(server.url)
+  await proxy.start()
+  sender = new Sender(proxy.url, 2)
+  const bank = new BankClient(server, http, adminToken)
+  customer = await bank.newCustomer('proxy test')
+  from = await bank.openAccount(customer, 1_000_000)
+  to = await bank.openAccount(customer, 0)
+})
+
+afterAll(async () => {
+  await sender?.close()
+  await proxy?.stop()
+  await server.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const transfer = (amount: number, fault?: string) =>
+  sender.send({
+    method: 'POST',
+    path: '/transfers',
+    body: { from, to, amount },
+    headers: { Authorization: `Bearer ${customer.apiKey}`, ...(fault ? { [FAULT_HEADER]: fault } : {}) },
+  })
+const amounts = async () => (await new BankClient(server, http, adminToken).ledger()).entries.map((e) => e.amount)
+
+describe('the fault proxy', () => {
+  it('drop-response: the client gets no answer, yet the transfer happened', async () => {
+    const e = await transfer(1_100, 'drop-response')
+    expect(e.response).toBeUndefined()
+    expect(e.error).toBeTruthy()
+    expect(await amounts()).toEqual([1_100])
+  })
+
+  it('reset-before: the client gets no answer, and the server never saw the request', async () => {
+    const e = await transfer(2_200, 'reset-before')
+    expect(e.response).toBeUndefined()
+    expect(e.error).toBeTruthy()
+    expect(await amounts()).toEqual([1_100])
+  })
+
+  it('no fault: the request and its answer pass through', async () => {
+    const e = await transfer(3_300)
+    expect(e.response?.status).toBe(201)
+    expect(JSON.parse(e.response!.body)).toMatchObject({ from, to, amount: 3_300 })
+    expect(await amounts()).toEqual([1_100, 3_300])
+  })
+
+  it('holds requests while the server restarts, then sends them to the new process', async () => {
+    proxy.pause()
+    await server.crash()
+    const waiting = transfer(4_400) // sent while no server is running
+    server = new ServerProcess(server.options)
+    await server.start()
+    proxy.resume(server.url)
+    expect((await waiting).response?.status).toBe(201)
+    expect(await amounts()).toEqual([1_100, 3_300, 4_400])
+  })
+})
