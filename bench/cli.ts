@@ -1,0 +1,99 @@
+// npm run bench [-- --json FILE] [--seconds N] [--rounds N] [--stages 0,5] [--connections N] [--parts load,grade,day] [--seed N]
+// Not part of `npm test`: it takes minutes and its figures depend on the machine.
+import { writeFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import chalk from 'chalk'
+import { course } from '#grader/course.ts'
+import { installSignalCleanup } from '#grader/processes.ts'
+import { measureDayReplay } from './dayReplay.ts'
+import { measureGrading } from './grading.ts'
+import { measureLayers } from './layers.ts'
+import { DEFAULT_CONNECTIONS } from './load.ts'
+import { buildReport, currentLoad, printReport } from './report.ts'
+
+const USAGE = `usage: npm run bench -- [options]
+
+  --json FILE        also write the results as JSON (freshRatio, replayRatio, per-stage figures)
+  --seconds N        length of one measured segment (default 1; decimals allowed)
+  --rounds N         interleaved rounds per server and workload (default 10)
+  --stages LIST      stages to measure, comma-separated (default: every stage in course.json)
+  --connections N    keep-alive connections of the load generator (default ${DEFAULT_CONNECTIONS})
+  --parts LIST       any of load,grade,day (default all three)
+  --seed N           seed of the grading runs (default 1)
+
+Profile a server: BENCH_CPU_PROF=DIR [BENCH_CPU_PROF_STAGES=0,5] npm run bench -- --parts load`
+
+const PARTS = ['load', 'grade', 'day'] as const
+
+class UsageError extends Error {}
+
+function numberOption(value: string, name: string, integer: boolean): number {
+  const n = Number(value)
+  if (!(n > 0) || (integer && !Number.isInteger(n))) throw new UsageError(`--${name} takes a ${integer ? 'whole ' : ''}number > 0`)
+  return n
+}
+
+async function main(): Promise<number> {
+  installSignalCleanup()
+  const { values } = parseArgs({
+    options: {
+      json: { type: 'string' },
+      seconds: { type: 'string', default: '1' },
+      rounds: { type: 'string', default: '10' },
+      stages: { type: 'string' },
+      connections: { type: 'string', default: String(DEFAULT_CONNECTIONS) },
+      parts: { type: 'string', default: PARTS.join(',') },
+      seed: { type: 'string', default: '1' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  })
+  if (values.help) {
+    console.log(USAGE)
+    return 0
+  }
+  const known = course.stages.map((s) => s.number)
+  const stages = values.stages ? values.stages.split(',').map((s) => Number(s.trim())) : known
+  for (const s of stages) if (!known.includes(s)) throw new UsageError(`unknown stage ${s}; course.json has ${known.join(', ')}`)
+  stages.sort((a, b) => a - b)
+  const parts = values.parts.split(',').map((p) => p.trim())
+  for (const p of parts) if (!(PARTS as readonly string[]).includes(p)) throw new UsageError(`unknown part "${p}"; parts: ${PARTS.join(', ')}`)
+  const options = {
+    stages,
+    rounds: numberOption(values.rounds, 'rounds', true),
+    seconds: numberOption(values.seconds, 'seconds', false),
+    connections: numberOption(values.connections, 'connections', true),
+  }
+  const seed = Number(values.seed)
+  if (!Number.isSafeInteger(seed)) throw new UsageError('--seed takes a whole number')
+  const log = (line: string) => console.log(chalk.dim(line))
+
+  const startLoad = currentLoad()
+  const layers = parts.includes('load') ? await measureLayers(options, log) : []
+  const grading = parts.includes('grade') ? await measureGrading(known, seed, log) : { skipped: 'skipped (--parts)' }
+  const finalStage = Math.max(...known)
+  const day = parts.includes('day') ? await measureDayReplay(finalStage, log) : { skipped: 'skipped (--parts)' }
+
+  const report = buildReport(options, startLoad, layers, grading, day)
+  printReport(report)
+  if (values.json) {
+    writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`)
+    console.log(chalk.dim(`\nwrote ${values.json}`))
+  }
+  // A replay that executed again past stage 0 is a broken guarantee, not a slow one.
+  const broken = report.layers.filter((l) => l.stage > 0 && l.replay.executedPerReplay > 0)
+  for (const l of broken) console.error(chalk.red(`${l.label}: identical retries executed again (${l.replay.executedPerReplay.toFixed(2)} per retry)`))
+  return broken.length ? 1 : 0
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    if (error instanceof UsageError) {
+      console.error(chalk.red(error.message))
+      console.error(USAGE)
+      process.exit(2)
+    }
+    console.error(chalk.red('the bench failed:'), error)
+    process.exit(1)
+  },
+)

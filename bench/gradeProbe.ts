@@ -1,0 +1,22 @@
+// One grading run of a reference solution, in a process of its own so that
+// its peak memory is the grader's alone:
+//   node --import tsx bench/gradeProbe.ts <stage> <seed>
+// Prints one JSON line. maxRSS is this process only (not the bank servers it
+// starts, which are separate processes).
+import { grade } from '#grader/runner.ts'
+
+const [stage, seed] = process.argv.slice(2).map(Number)
+const result = await grade({ stage: stage!, seed: seed!, source: { kind: 'solution' } })
+const failed = result.checks.filter((c) => !c.passed).map((c) => c.id)
+console.log(
+  JSON.stringify({
+    passed: result.passed,
+    score: result.score,
+    maxScore: result.maxScore,
+    checks: result.checks.length,
+    failed,
+    gradeMs: result.durationMs,
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+  }),
+)
+process.exit(0)
