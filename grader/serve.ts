@@ -1,5 +1,9 @@
-// npm run serve -- <stage> [--solution]: run a stage's server on port 3000 to try it by hand.
+// npm run serve -- <stage> [--solution] [--port N] [--fresh]
+// Runs a stage's server on 127.0.0.1:3000 to try it by hand with curl.
+// Each stage keeps its own database file (bank-NN-slug.sqlite), because each
+// stage's key table has another shape; --fresh starts from an empty one.
 import { spawn } from 'node:child_process'
+import { rmSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { findStage } from './course.ts'
@@ -7,15 +11,22 @@ import { repoRoot } from './paths.ts'
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { solution: { type: 'boolean', default: false }, port: { type: 'string', default: '3000' } },
+  options: {
+    solution: { type: 'boolean', default: false },
+    port: { type: 'string', default: '3000' },
+    fresh: { type: 'boolean', default: false },
+  },
 })
 const stage = findStage(positionals[0] ?? '0')
 const dir = resolve(repoRoot, values.solution ? 'solutions' : 'stages', stage.folder)
-console.log(`stage ${stage.number} · ${stage.title} — admin token: admin-secret-change-me, database: bank.sqlite`)
+const db = process.env.LAB_DB ?? resolve(repoRoot, `bank-${stage.folder}${values.solution ? '-solution' : ''}.sqlite`)
+if (values.fresh) for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true })
+const adminToken = process.env.LAB_ADMIN_TOKEN ?? 'admin-secret-change-me'
+console.log(`stage ${stage.number} · ${stage.title}\n  admin token: ${adminToken}\n  database:    ${db}`)
 const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, 'bank/main.ts')], {
   cwd: repoRoot,
   stdio: 'inherit',
-  env: { ...process.env, LAB_STAGE_DIR: dir, LAB_PORT: values.port },
+  env: { ...process.env, LAB_STAGE_DIR: dir, LAB_PORT: values.port, LAB_DB: db, LAB_ADMIN_TOKEN: adminToken },
 })
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill('SIGTERM'))
 child.on('exit', (code) => process.exit(code ?? 0))

@@ -1,4 +1,282 @@
-// Stage 1 checks (being written).
-import type { Check } from '../check.ts'
+// Stage 1: an Idempotency-Key is required, and a key claimed by an INSERT
+// into a table with a PRIMARY KEY executes once, however its retries arrive:
+// one after another, all at once, or spread over two server processes.
+//
+// These checks also run against every later stage, so they assert only the
+// guarantee: a duplicate is not executed and is not an error. What it gets
+// instead changes (200 already-processed here, 409 while in flight from stage
+// 3, the stored 201 from stage 4); the ledger is the judge.
+import type { BankClient, Ledger, TransferBody } from '../bankClient.ts'
+import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
+import type { Reply } from '../http.ts'
+import { expectConsistent, newRows, openParties, type Party } from './fixtures.ts'
+import { heldBurst } from './heldBurst.ts'
+import { inspectKeyTable } from './keyTable.ts'
 
-export const stage1: Check[] = []
+/** Processing delay of the instance the simultaneous-retries check starts: the window a check-then-insert leaves open. */
+const RACE_WINDOW_MS = 300
+
+const is2xx = (r: Reply) => r.status >= 200 && r.status < 300
+
+function expectNotExecutedAnswer(reply: Reply, why: string): void {
+  if (!is2xx(reply)) fail(`${why}: a duplicate is not an error, it gets a 2xx (200 "already-processed" at this stage)`, {
+    exchange: reply.exchange,
+    expected: 'HTTP 2xx',
+    got: `HTTP ${reply.status}`,
+  })
+}
+
+function transferPlan(ctx: CheckContext, a: Party, b: Party, maxAmount = 90_000): TransferBody {
+  return { from: ctx.rng.pick(a.accounts), to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, maxAmount) }
+}
+
+/** Printable keys of a given length: what a client could put in the header. */
+function printableKey(ctx: CheckContext, length: number): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.:'
+  return Array.from({ length }, () => alphabet[ctx.rng.int(0, alphabet.length - 1)]).join('')
+}
+
+/**
+ * Judges N requests that carried one key: the money moved exactly once, and
+ * every other request was turned away without an error (a 2xx, or stage 3's
+ * 409 for a request in flight).
+ */
+async function expectOneExecution(bank: BankClient, before: Ledger, body: TransferBody, replies: Reply[]): Promise<void> {
+  const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
+  const created = replies.filter((r) => r.status === 201)
+  if (rows.length !== 1)
+    fail(`${replies.length} simultaneous requests with one Idempotency-Key moved the money ${rows.length} times`, {
+      exchange: created[1]?.exchange ?? replies[0]?.exchange,
+      expected: '1 ledger row',
+      got: `${rows.length} ledger rows (${replies.map((r) => r.status).join(', ')})`,
+    })
+  const bad = replies.find((r) => !is2xx(r) && r.status !== 409)
+  if (bad)
+    fail('a simultaneous duplicate must be turned away without an error', {
+      exchange: bad.exchange,
+      expected: 'HTTP 2xx (or, from stage 3 on, 409 while the first is in flight)',
+      got: `HTTP ${bad.status}`,
+    })
+  expectEqual(rows[0]!.amount, body.amount, 'the one ledger row carries the requested amount')
+  const stranger = created.find((r) => r.json?.id !== rows[0]!.id)
+  if (stranger) fail('a 201 names a transfer that is not the one in the ledger', { exchange: stranger.exchange })
+}
+
+const retriesExecuteOnce: Check = {
+  id: 'retries-execute-once',
+  title: 'A transfer and a deposit retried with the same key execute once',
+  points: 5,
+  hint: 'Claim the key (INSERT) before calling op.execute(); when the INSERT fails on the PRIMARY KEY, answer without executing.',
+  timeoutMs: 15_000,
+  async run(ctx) {
+    const [a, b] = await openParties(ctx, 2)
+    const before = await ctx.bank.ledger()
+    const transfer = transferPlan(ctx, a!, b!)
+    const deposit = { to: ctx.rng.pick(a!.accounts), amount: ctx.rng.amount() }
+    const attempts = ctx.rng.int(3, 5)
+    for (const [path, body] of [['/transfers', transfer], ['/deposits', deposit]] as const) {
+      const spec = ctx.bank.postSpec(a!.customer, path, body, { key: ctx.rng.uuid() })
+      const first = await ctx.bank.send(spec)
+      expectStatus(first, 201, `the first POST ${path} with a new key executes`)
+      for (let i = 1; i < attempts; i++) {
+        const retry = await ctx.bank.send(spec)
+        const rows = newRows(before, await ctx.bank.ledger()).filter((e) => e.to === body.to)
+        if (rows.length > 1)
+          fail(`retry ${i} of POST ${path} executed again: one key moved the money ${rows.length} times`, {
+            exchange: retry.exchange,
+            expected: '1 ledger row for the key',
+            got: `${rows.length} ledger rows`,
+          })
+        expectNotExecutedAnswer(retry, `retry ${i} of POST ${path}`)
+      }
+    }
+    const after = await ctx.bank.ledger()
+    const rows = newRows(before, after)
+    expectEqual(
+      rows.map((r) => ({ kind: r.kind, from: r.from, to: r.to, amount: r.amount })),
+      [
+        { kind: 'transfer', ...transfer },
+        { kind: 'deposit', from: null, ...deposit },
+      ],
+      `${attempts} attempts of one transfer and ${attempts} of one deposit: exactly one ledger row each`,
+    )
+    const balance = (l: Ledger, id: string) => l.accounts.find((x) => x.id === id)!.balance
+    const moved = new Map<string, number>()
+    const add = (id: string, n: number) => moved.set(id, (moved.get(id) ?? 0) + n)
+    add(transfer.from, -transfer.amount)
+    add(transfer.to, transfer.amount)
+    add(deposit.to, deposit.amount)
+    for (const [id, delta] of moved) expectEqual(balance(after, id), balance(before, id) + delta, `balance of ${id} after the retries`)
+    expectConsistent(after)
+    ctx.note(`${attempts} attempts each of a ₩${transfer.amount.toLocaleString('en')} transfer and a deposit → one ledger row each`)
+  },
+}
+
+const simultaneousRetries: Check = {
+  id: 'simultaneous-retries',
+  title: 'Eight or more simultaneous copies of one request execute once',
+  points: 6,
+  hint: 'SELECT-then-INSERT leaves a gap two requests can both pass. Let the INSERT itself decide: the PRIMARY KEY lets exactly one succeed.',
+  timeoutMs: 30_000,
+  async run(ctx) {
+    // Its own instance, with a processing delay: any await between checking
+    // for the key and recording it becomes a window this long.
+    const bank = await ctx.startServer({ env: { LAB_PROCESSING_DELAY_MS: String(RACE_WINDOW_MS) } })
+    const [a, b] = await openParties(ctx, 2, 2, bank)
+    const body = transferPlan(ctx, a!, b!)
+    const n = ctx.rng.int(8, 12)
+    const spec = bank.postSpec(a!.customer, '/transfers', body, { key: ctx.rng.uuid() })
+    const before = await bank.ledger()
+    const { replies, reachedCore } = await heldBurst([{ bank, specs: Array.from({ length: n }, () => spec) }])
+    await expectOneExecution(bank, before, body, replies)
+    ctx.note(`${n} identical requests at the same instant: ${reachedCore} got past the claim, ${n - reachedCore} were turned away`)
+  },
+}
+
+const twoInstances: Check = {
+  id: 'two-instances-one-database',
+  title: 'Simultaneous copies split over two server processes sharing the database execute once',
+  points: 6,
+  hint: 'A lock in memory (a Map, a Set) exists once per process. The database file is shared: the PRIMARY KEY decides for every process.',
+  timeoutMs: 30_000,
+  async run(ctx) {
+    const other = await ctx.startServer({ sameDatabase: true })
+    const [a, b] = await openParties(ctx, 2)
+    const body = transferPlan(ctx, a!, b!)
+    const n = ctx.rng.int(8, 12)
+    const first = ctx.rng.int(2, n - 2)
+    const key = ctx.rng.uuid()
+    const specs = (bank: BankClient, count: number) =>
+      Array.from({ length: count }, () => bank.postSpec(a!.customer, '/transfers', body, { key }))
+    const before = await ctx.bank.ledger()
+    const { replies } = await heldBurst([
+      { bank: ctx.bank, specs: specs(ctx.bank, first) },
+      { bank: other, specs: specs(other, n - first) },
+    ])
+    await expectOneExecution(ctx.bank, before, body, replies)
+    ctx.note(`${n} identical requests, ${first} to one process and ${n - first} to another, one database → one execution`)
+  },
+}
+
+const distinctKeys: Check = {
+  id: 'distinct-keys-distinct-transfers',
+  title: 'Identical bodies with different keys are different transfers, and all execute',
+  points: 4,
+  hint: 'The key, not the body, names the intent: paying the same amount twice on purpose is two keys and two transfers.',
+  timeoutMs: 15_000,
+  async run(ctx) {
+    const [a, b] = await openParties(ctx, 2)
+    const m = ctx.rng.int(3, 6)
+    // Small enough that m of them fit in the smallest opening balance.
+    const body = transferPlan(ctx, a!, b!, 15_000)
+    const before = await ctx.bank.ledger()
+    const replies = await ctx.bank.burst(
+      Array.from({ length: m }, () => ctx.bank.postSpec(a!.customer, '/transfers', body, { key: ctx.rng.uuid() })),
+    )
+    for (const r of replies) expectStatus(r, 201, 'each new key is a new transfer and executes')
+    const rows = newRows(before, await ctx.bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
+    expectEqual(rows.length, m, `${m} different keys with the same body: ${m} ledger rows`)
+  },
+}
+
+const keyTableUnique: Check = {
+  id: 'key-table-unique',
+  title: 'The key table has a PRIMARY KEY or UNIQUE constraint over the key',
+  points: 4,
+  hint: 'Declare the key column PRIMARY KEY (or UNIQUE) in CREATE TABLE, and store the key exactly as the client sent it.',
+  timeoutMs: 10_000,
+  async run(ctx) {
+    const [a, b] = await openParties(ctx, 2)
+    const keys: [string, string] = [ctx.rng.uuid(), ctx.rng.uuid()]
+    for (const key of keys) {
+      // Two of at most ₩45,000 fit in the smallest opening balance, even from one account.
+      const reply = await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!, 45_000), { key })
+      expectStatus(reply, 201, 'a transfer with a new key executes')
+    }
+    const verdict = inspectKeyTable(ctx.dbPath, keys)
+    if (!verdict.ok) fail(`the database does not make a key unique: ${verdict.reason}`)
+    ctx.note(`keys live in ${verdict.table}.${verdict.column}, unique by ${verdict.index} (${verdict.columns.join(', ')})`)
+  },
+}
+
+const keyRequired: Check = {
+  id: 'key-required',
+  title: 'A money-moving POST without an Idempotency-Key gets 400 and moves nothing',
+  points: 3,
+  hint: 'Read op.idempotencyKey first; when it is undefined, answer missingKey() (a 400 problem) before anything else.',
+  timeoutMs: 10_000,
+  async run(ctx) {
+    const [a, b] = await openParties(ctx, 2)
+    const before = await ctx.bank.ledger()
+    expectProblem(await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!)), 400, 'POST /transfers without an Idempotency-Key')
+    const deposit = { to: ctx.rng.pick(a!.accounts), amount: ctx.rng.amount() }
+    expectProblem(await ctx.bank.deposit(a!.customer, deposit), 400, 'POST /deposits without an Idempotency-Key')
+    const after = await ctx.bank.ledger()
+    expectEqual(newRows(before, after).length, 0, 'a request without a key moves no money')
+  },
+}
+
+const keyFormat: Check = {
+  id: 'key-format',
+  title: 'Empty, over-long and non-printable keys get 400; a 255-character key is fine',
+  points: 4,
+  hint: 'After unquoting, a key is 1 to 255 printable ASCII characters (space to ~). Check that before claiming it.',
+  timeoutMs: 10_000,
+  async run(ctx) {
+    const [a, b] = await openParties(ctx, 2)
+    const inside = (key: string, char: string) => {
+      const at = ctx.rng.int(1, key.length - 1)
+      return key.slice(0, at) + char + key.slice(at)
+    }
+    const malformed: Array<[string, string]> = [
+      ['an empty key', ctx.rng.pick(['', '""'])],
+      ['a key longer than 255 characters', printableKey(ctx, ctx.rng.int(256, 320))],
+      ['a quoted key longer than 255 characters', `"${printableKey(ctx, ctx.rng.int(256, 320))}"`],
+      ['a key with a tab in it', inside(printableKey(ctx, ctx.rng.int(8, 40)), '\t')],
+      ['a key with a non-ASCII character in it', inside(printableKey(ctx, ctx.rng.int(8, 40)), ctx.rng.pick(['é', 'ü', 'ñ', 'ß', '¿']))],
+    ]
+    const before = await ctx.bank.ledger()
+    for (const [what, key] of ctx.rng.shuffle(malformed))
+      expectProblem(await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!), { key }), 400, `${what} is malformed`)
+    expectEqual(newRows(before, await ctx.bank.ledger()).length, 0, 'a request with a malformed key moves no money')
+    const longest = await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!), { key: printableKey(ctx, 255) })
+    expectStatus(longest, 201, 'a key of exactly 255 printable characters is valid and executes')
+  },
+}
+
+const quotedKey: Check = {
+  id: 'quoted-key-same-as-bare',
+  title: 'The quoted form "abc" and the bare form abc are the same key',
+  points: 3,
+  hint: 'The draft sends the key as a Structured Field String ("…", RFC 8941); parse a quoted value (structured-headers parseItem) and use the string inside.',
+  timeoutMs: 10_000,
+  async run(ctx) {
+    const [a, b] = await openParties(ctx, 2)
+    const body = transferPlan(ctx, a!, b!)
+    const key = ctx.rng.uuid()
+    const [firstForm, secondForm] = ctx.rng.shuffle([`"${key}"`, key])
+    const before = await ctx.bank.ledger()
+    const first = await ctx.bank.transfer(a!.customer, body, { key: firstForm })
+    expectStatus(first, 201, `the first request, Idempotency-Key: ${firstForm}, executes`)
+    const second = await ctx.bank.transfer(a!.customer, body, { key: secondForm })
+    expectNotExecutedAnswer(second, `Idempotency-Key: ${secondForm} after ${firstForm} is a retry of the same key`)
+    const rows = newRows(before, await ctx.bank.ledger())
+    if (rows.length !== 1)
+      fail(`Idempotency-Key: ${firstForm} and then ${secondForm} executed ${rows.length} times`, {
+        exchange: second.exchange,
+        expected: '1 ledger row: both spell the same key',
+        got: `${rows.length} ledger rows`,
+      })
+  },
+}
+
+export const stage1: Check[] = [
+  retriesExecuteOnce,
+  simultaneousRetries,
+  twoInstances,
+  distinctKeys,
+  keyTableUnique,
+  keyRequired,
+  keyFormat,
+  quotedKey,
+]

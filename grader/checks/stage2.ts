@@ -1,4 +1,182 @@
-// Stage 2 checks (being written).
-import type { Check } from '../check.ts'
+// Stage 2: a key stands for one payload. The same key with a different body is
+// refused with 422 and moves nothing; the same body written differently (key
+// order, whitespace, number spelling, escapes) is still the same request. And
+// the learner's canonicalize() is held to RFC 8785 directly.
+import { resolve } from 'node:path'
+import type { BankClient, Customer, Ledger, TransferBody } from '../bankClient.ts'
+import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
+import { callLearnerExport } from '../learnerCode.ts'
+import { expectConsistent, newRows, openParties, type Party } from './fixtures.ts'
+import { PLAIN, serialize, type Style } from './jsonVariants.ts'
+import { canonicalizeCases } from './rfc8785.ts'
 
-export const stage2: Check[] = []
+// Each has an é (sent once raw, once as \u00e9), Hangul, and other non-ASCII characters.
+const MEMOS = ['월세 café', 'Crème brûlée 송금', 'déjà vu 점심값', 'Noël 선물 🎁 été', 'naïve 환불 / refund résumé']
+
+/** A transfer body with text and nested objects: what canonicalization must get right. */
+function richBody(ctx: CheckContext, a: Party, b: Party): TransferBody {
+  const rng = ctx.rng
+  return {
+    from: a.accounts[0]!,
+    to: rng.pick(b.accounts),
+    amount: rng.amount(10_000, 90_000),
+    memo: rng.pick(MEMOS),
+    metadata: {
+      channel: rng.pick(['teller', 'mobile', 'web']),
+      priority: 1,
+      rate: rng.int(1, 999) / 8,
+      invoice: {
+        number: `INV-${rng.int(1000, 9999)}`,
+        issuer: { name: rng.pick(['Café 서울', 'Bäckerei 부산', 'Señor 대구']), city: rng.pick(['Seoul', 'Busan', 'Daegu']) },
+        lines: [
+          { sku: `A-${rng.int(1, 99)}`, qty: rng.int(1, 9), price: rng.int(1, 500) * 100 },
+          { sku: `B-${rng.int(1, 99)}`, qty: 1, price: rng.int(1, 9_999) / 2 },
+        ],
+      },
+    },
+  }
+}
+
+function balances(ledger: Ledger, ids: string[]): Record<string, number> {
+  return Object.fromEntries(ids.map((id) => [id, ledger.accounts.find((x) => x.id === id)!.balance]))
+}
+
+/** Sends `body` (or its raw text) with `key` and insists on a 422 problem that moved nothing. */
+async function expectRefused(bank: BankClient, customer: Customer, body: TransferBody, key: string, what: string): Promise<void> {
+  const before = await bank.ledger()
+  const reply = await bank.transfer(customer, body, { key })
+  expectProblem(reply, 422, `${what}, under a key already used for another body`)
+  const after = await bank.ledger()
+  expectEqual(newRows(before, after).length, 0, `${what}: a refused request moves no money`, reply.exchange)
+  const ids = [body.from, body.to]
+  expectEqual(balances(after, ids), balances(before, ids), `${what}: balances unchanged by the 422`, reply.exchange)
+}
+
+const amendedAmount: Check = {
+  id: 'amended-amount',
+  title: 'The same key with an amended amount gets 422, and the balances do not move',
+  points: 6,
+  hint: 'Store a fingerprint of the body with the claim; when the key is taken, compare fingerprints: different means keyReused() (422).',
+  timeoutMs: 15_000,
+  async run(ctx) {
+    const [a, b] = await openParties(ctx, 2)
+    // A branch account that can cover the original and the amended amount alike.
+    const from = await ctx.bank.openAccount(a!.customer, ctx.rng.int(100, 300) * 10_000)
+    const key = ctx.rng.uuid()
+    const body: TransferBody = { from, to: ctx.rng.pick(b!.accounts), amount: ctx.rng.int(10, 40) * 10_000 }
+    const before = await ctx.bank.ledger()
+    expectStatus(await ctx.bank.transfer(a!.customer, body, { key }), 201, 'the first transfer with a new key executes')
+    // The teller corrects the amount on the same screen and submits again: same key.
+    const amended = { ...body, amount: body.amount + ctx.rng.int(1, 20) * 10_000 }
+    await expectRefused(ctx.bank, a!.customer, amended, key, `₩${body.amount.toLocaleString('en')} amended to ₩${amended.amount.toLocaleString('en')}`)
+    // The key still stands for the original: its retry is a duplicate, not a refusal.
+    const retry = await ctx.bank.transfer(a!.customer, body, { key })
+    if (retry.status < 200 || retry.status >= 300)
+      fail('after the 422, a retry of the original body is still a plain duplicate', { exchange: retry.exchange, expected: 'HTTP 2xx', got: `HTTP ${retry.status}` })
+    const after = await ctx.bank.ledger()
+    const rows = newRows(before, after)
+    expectEqual(rows.map((r) => r.amount), [body.amount], 'exactly one transfer, of the original amount')
+    expectConsistent(after)
+    ctx.note(`₩${body.amount.toLocaleString('en')} sent, amended to ₩${amended.amount.toLocaleString('en')} under the same key → 422, nothing moved`)
+  },
+}
+
+const amendedBody: Check = {
+  id: 'fingerprint-covers-body',
+  title: 'Changing the recipient, the memo or a nested metadata value under a used key gets 422',
+  points: 4,
+  hint: 'Fingerprint the whole parsed body (op.payload), not only from/to/amount: any difference is a different request.',
+  timeoutMs: 15_000,
+  async run(ctx) {
+    const [a, b] = await openParties(ctx, 2)
+    const key = ctx.rng.uuid()
+    const body = richBody(ctx, a!, b!)
+    expectStatus(await ctx.bank.transfer(a!.customer, body, { key }), 201, 'the first transfer with a new key executes')
+    const invoice = body.metadata!.invoice as { lines: Array<{ qty: number }> }
+    const changes: Array<[string, TransferBody]> = [
+      ['another recipient', { ...body, to: b!.accounts.find((x) => x !== body.to)! }],
+      ['another memo', { ...body, memo: `${body.memo} (2)` }],
+      [
+        'another quantity deep inside metadata',
+        { ...body, metadata: { ...body.metadata, invoice: { ...invoice, lines: [{ ...invoice.lines[0]!, qty: invoice.lines[0]!.qty + 1 }, invoice.lines[1]] } } },
+      ],
+    ]
+    for (const [what, changed] of ctx.rng.shuffle(changes)) await expectRefused(ctx.bank, a!.customer, changed, key, what)
+  },
+}
+
+/** Each retry text and what makes it differ from the first request's text. */
+const REWRITES: Array<[string, Partial<Style>]> = [
+  ['keys reordered at every level', { order: 'shuffled' }],
+  ['keys reordered inside nested objects only', { order: 'nested-shuffled' }],
+  ['whitespace added between tokens', { whitespace: true }],
+  ['numbers respelled (1 as 1.0 or 1e0, 4500 as 4.5e3…) in amount and metadata', { respellNumbers: true }],
+  ['characters escaped ("\\u00e9" for "é")', { escapeStrings: true }],
+  ['all of these at once', { order: 'shuffled', whitespace: true, respellNumbers: true, escapeStrings: true }],
+]
+
+const reserializedRetry: Check = {
+  id: 'reserialized-retry',
+  title: 'The same payload serialized differently is a retry, not a 422, and does not execute again',
+  points: 6,
+  hint: 'Fingerprint the parsed body in its canonical form (RFC 8785), never the raw text: sort keys at every depth.',
+  timeoutMs: 15_000,
+  async run(ctx) {
+    const [a, b] = await openParties(ctx, 2)
+    const key = ctx.rng.uuid()
+    const body = richBody(ctx, a!, b!)
+    const before = await ctx.bank.ledger()
+    const original = serialize(body, PLAIN, ctx.rng)
+    expectStatus(await ctx.bank.transfer(a!.customer, body, { key, raw: original }), 201, 'the first transfer with a new key executes')
+    for (const [what, style] of ctx.rng.shuffle(REWRITES)) {
+      const raw = serialize(body, { ...PLAIN, ...style }, ctx.rng)
+      const reply = await ctx.bank.transfer(a!.customer, body, { key, raw })
+      if (reply.status === 422)
+        fail(`the same payload with ${what} was refused as a different request: the fingerprint must not see how the JSON was written`, {
+          exchange: reply.exchange,
+          expected: 'HTTP 2xx: a retry of the first request',
+          got: 'HTTP 422',
+        })
+      if (reply.status < 200 || reply.status >= 300)
+        fail(`the same payload with ${what} is a retry`, { exchange: reply.exchange, expected: 'HTTP 2xx', got: `HTTP ${reply.status}` })
+      const rows = newRows(before, await ctx.bank.ledger())
+      if (rows.length !== 1)
+        fail(`the same payload with ${what} executed again`, { exchange: reply.exchange, expected: '1 ledger row', got: `${rows.length} ledger rows` })
+    }
+    ctx.note(`one transfer, then ${REWRITES.length} re-serialized retries of it under the same key → 1 ledger row, no 422`)
+  },
+}
+
+/** Canonical text as it is, except characters a terminal would hide or break on, shown as ⟨U+XXXX⟩. */
+const visible = (text: string) =>
+  text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]|[\ud800-\udfff]/gu, (ch) => `⟨U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`)
+
+const canonicalizeRfc8785: Check = {
+  id: 'canonicalize-rfc8785',
+  title: 'canonicalize() follows RFC 8785: sorted keys, one number and string form, lone surrogates rejected',
+  points: 8,
+  hint: 'Sort keys with the default sort (UTF-16 code units) at every depth; JSON.stringify already writes JCS numbers and strings; throw on a string that is not well formed.',
+  timeoutMs: 15_000,
+  async run(ctx) {
+    const file = resolve(ctx.stageDir(2), 'canonicalize.ts')
+    const cases = canonicalizeCases(ctx.rng)
+    const results = await callLearnerExport(file, 'canonicalize', cases.map((c) => c.input))
+    const wrong = cases.flatMap((c, i) => {
+      const r = results[i]!
+      if (c.expected === null) return r.ok ? [{ c, got: `returned ${JSON.stringify(r.value)}` }] : []
+      if (!r.ok) return [{ c, got: `threw: ${r.error}` }]
+      return r.value === c.expected ? [] : [{ c, got: typeof r.value === 'string' ? visible(r.value) : `returned ${JSON.stringify(r.value)}` }]
+    })
+    if (wrong.length) {
+      const [{ c, got }] = wrong as [(typeof wrong)[0]]
+      fail(
+        `${wrong.length} of ${cases.length} inputs canonicalized wrongly (${wrong.map((w) => w.c.what).slice(0, 4).join('; ')}${wrong.length > 4 ? '; …' : ''}).\n` +
+          `First: ${c.what}\ninput:    ${c.input.replace(/\s*\n\s*/g, ' ')}`,
+        { expected: c.expected === null ? 'an error (not I-JSON)' : visible(c.expected), got },
+      )
+    }
+    ctx.note(`${cases.length} inputs (RFC 8785 examples, Appendix B numbers, lone surrogates, random values) canonicalized as the RFC says`)
+  },
+}
+
+export const stage2: Check[] = [amendedAmount, amendedBody, reserializedRetry, canonicalizeRfc8785]

@@ -1,4 +1,302 @@
-// Stage 3 checks (being written).
-import type { Check } from '../check.ts'
+// Stage 3: a claim is in_progress until the money commits, a duplicate in
+// flight gets 409, and a crash or an expired lease never leaves the transfer
+// stuck, lost or doubled.
+//
+// Every race here is opened on purpose: the core-banking simulator is held
+// shut, so the first request sits between its claim and its commit for as
+// long as the check needs. The checks never sleep and hope; they poll the
+// core's `inflight` count to know where each request is.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { BankClient, type Ledger, type TransferBody } from '../bankClient.ts'
+import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
+import type { Reply } from '../http.ts'
+import { newRows, openParties, type Party } from './fixtures.ts'
 
-export const stage3: Check[] = []
+const is2xx = (r: Reply) => r.status >= 200 && r.status < 300
+
+/** A request whose reply may come much later (or never, if the server is killed): handled now, awaited later. */
+function pending(reply: Promise<Reply>): Promise<Reply> {
+  reply.catch(() => undefined) // the check awaits it later, or gives up on it on purpose
+  return reply
+}
+
+/**
+ * While the core is held, a request sent to the layer either answers (the
+ * layer refused to execute it) or reaches the core and stays there (the layer
+ * let it execute). Polls both until one of them is certain.
+ */
+async function answeredOrInCore(
+  bank: BankClient,
+  replies: Promise<Reply[]>,
+  alreadyInCore: number,
+  timeoutMs = 8_000,
+): Promise<{ answered: Reply[] } | { reachedCore: number }> {
+  let answered: Reply[] | undefined
+  const all = replies.then((r) => (answered = r))
+  all.catch(() => undefined) // a failed request surfaces in the race below
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    if (answered) return { answered }
+    const { inflight } = await bank.core({})
+    if (inflight > alreadyInCore) return { reachedCore: inflight - alreadyInCore }
+    if (Date.now() > deadline)
+      fail(`after ${timeoutMs} ms the duplicate(s) had neither been answered nor reached the core: they are waiting in the layer for the first request`, {
+        expected: 'an answer at once (409 or 422), without waiting for the first request',
+      })
+    await Promise.race([all, sleep(20)])
+  }
+}
+
+/** Retry-After is delta-seconds or an HTTP date (RFC 9110 §10.2.3). */
+function expectRetryAfter(reply: Reply, why: string): void {
+  const value = reply.headers['retry-after']
+  if (value === undefined || !(/^\d+$/.test(value) || !Number.isNaN(Date.parse(value))))
+    fail(`${why}: a 409 for a request in flight tells the client when to ask again`, {
+      exchange: reply.exchange,
+      expected: 'Retry-After: <seconds>',
+      got: value === undefined ? '(no Retry-After header)' : `Retry-After: ${value}`,
+    })
+}
+
+/** One transfer's worth of random inputs: who pays, what, under which key. */
+function plan(ctx: CheckContext, a: Party, b: Party): { body: TransferBody; key: string } {
+  return { body: { from: a.accounts[0]!, to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 90_000) }, key: ctx.rng.uuid() }
+}
+
+/** After everything settled: the intent moved money exactly once, and any 201 names that one row. */
+async function expectExactlyOnce(bank: BankClient, before: Ledger, body: TransferBody, winner?: Reply) {
+  const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
+  if (rows.length === 0) fail('the transfer never moved any money', { exchange: winner?.exchange, expected: '1 ledger row', got: '0 rows' })
+  if (rows.length > 1)
+    fail(`one intent (one Idempotency-Key) moved the money ${rows.length} times`, {
+      exchange: winner?.exchange,
+      expected: '1 ledger row',
+      got: rows.map((r) => `${r.id} ₩${r.amount}`).join(', '),
+    })
+  expectEqual(rows[0]!.amount, body.amount, 'the ledger row carries the requested amount')
+  if (winner?.status === 201) expectEqual(winner.json?.id, rows[0]!.id, 'the 201 names the transfer that is in the ledger', winner.exchange)
+}
+
+const inFlightDuplicate: Check = {
+  id: 'in-flight-duplicate-409',
+  title: 'A duplicate sent while the first request is in flight gets 409 with Retry-After, and does not execute',
+  points: 6,
+  hint: 'Write the claim as in_progress and commit it before the transfer runs; a duplicate that finds an in_progress row (lease not expired) answers requestInFlight().',
+  timeoutMs: 15_000,
+  async run(ctx) {
+    const { bank } = ctx
+    const [a, b] = await openParties(ctx, 2)
+    const { body, key } = plan(ctx, a!, b!)
+    const before = await bank.ledger()
+    const copies = ctx.rng.int(1, 3)
+    let first: Reply
+    await bank.core({ hold: true })
+    try {
+      const firstReply = pending(bank.transfer(a!.customer, body, { key }))
+      await bank.waitForInflight(1)
+      const spec = bank.postSpec(a!.customer, '/transfers', body, { key })
+      const seen = await answeredOrInCore(bank, bank.burst(Array.from({ length: copies }, () => spec)), 1)
+      if ('reachedCore' in seen)
+        fail('a duplicate got past the key and reached the core while the first request was still running: it is executing a second time', {
+          expected: 'every duplicate answered 409 at once',
+          got: 'a duplicate waiting in the core',
+        })
+      for (const reply of seen.answered) {
+        expectProblem(reply, 409, 'a duplicate sent while the first request is still in flight gets 409 Conflict')
+        expectRetryAfter(reply, 'the 409 needs Retry-After')
+      }
+      await bank.core({ hold: false })
+      first = await firstReply
+    } finally {
+      await bank.core({ hold: false })
+    }
+    expectStatus(first, 201, 'the first request completes once the core lets it through')
+    const later = await bank.transfer(a!.customer, body, { key })
+    expectStatus(later, [200, 201], 'once the first request completed, a duplicate is told so (2xx), no longer 409')
+    await expectExactlyOnce(bank, before, body, first)
+    ctx.note(`${copies} duplicate(s) in flight → 409; after completion → ${later.status}; 1 ledger row`)
+  },
+}
+
+const inFlightDifferentPayload: Check = {
+  id: 'in-flight-different-payload-422',
+  title: 'A different payload under a key still in flight gets 422, not 409',
+  points: 4,
+  hint: 'Compare the fingerprint before looking at the status: a different body is a client error (422) whether or not the first request has finished.',
+  timeoutMs: 15_000,
+  async run(ctx) {
+    const { bank } = ctx
+    const [a, b] = await openParties(ctx, 2)
+    const { body, key } = plan(ctx, a!, b!)
+    // The teller's correction: same key, one field changed.
+    const amended: TransferBody = ctx.rng.pick([
+      { ...body, amount: body.amount + ctx.rng.amount(100, 50_000) },
+      { ...body, to: b!.accounts.find((x) => x !== body.to)! },
+      { ...body, memo: `correction ${ctx.rng.int(1, 999)}` },
+    ])
+    const before = await bank.ledger()
+    let first: Reply
+    await bank.core({ hold: true })
+    try {
+      const firstReply = pending(bank.transfer(a!.customer, body, { key }))
+      await bank.waitForInflight(1)
+      const seen = await answeredOrInCore(bank, bank.transfer(a!.customer, amended, { key }).then((r) => [r]), 1)
+      if ('reachedCore' in seen)
+        fail('a different payload under a key in flight got past the key and is executing', { expected: 'HTTP 422 at once', got: 'a request waiting in the core' })
+      const [reply] = seen.answered
+      if (reply!.status === 409)
+        fail('a different payload must get 422 even while the first request is in flight: 422 wins over 409 (the client must fix the request, not wait)', {
+          exchange: reply!.exchange,
+          expected: 'HTTP 422',
+          got: 'HTTP 409',
+        })
+      expectProblem(reply!, 422, 'the same key with a different payload gets 422 Unprocessable Content')
+      await bank.core({ hold: false })
+      first = await firstReply
+    } finally {
+      await bank.core({ hold: false })
+    }
+    expectStatus(first, 201, 'the first request completes once the core lets it through')
+    await expectExactlyOnce(bank, before, body, first)
+  },
+}
+
+const CRASH_LEASE_MS = 1_000
+const AFTER_LEASE_MS = 3_000
+
+const crashMidTransfer: Check = {
+  id: 'crash-mid-transfer',
+  title: 'A server killed mid-transfer and restarted: retries move the money exactly once, within the lease',
+  points: 8,
+  hint: 'The claim must not say "done" before the money commits (complete it inside the money transaction), and it needs a lease so that a retry can take over a claim whose process died.',
+  timeoutMs: 40_000,
+  async run(ctx) {
+    const first = await ctx.startServer({ env: { LAB_LEASE_MS: String(CRASH_LEASE_MS) } })
+    const [a, b] = await openParties(ctx, 2, 2, first)
+    const { body, key } = plan(ctx, a!, b!)
+    const before = await first.ledger()
+    await first.core({ hold: true })
+    const lost = pending(first.transfer(a!.customer, body, { key }))
+    await first.waitForInflight(1)
+    // SIGKILL: no handler runs, nothing is cleaned up, the claim stays in the database.
+    await first.server.crash()
+    if (await lost.then(() => true, () => false)) fail('the request held in the core answered although its server was killed')
+    // The same instance, started again on the same database file (its port may change).
+    await first.server.restart()
+    const bank = first
+    const restarted = Date.now()
+    const bound = CRASH_LEASE_MS + AFTER_LEASE_MS
+    let reply: Reply
+    let conflicts = 0
+    for (;;) {
+      reply = await bank.transfer(a!.customer, body, { key })
+      if (is2xx(reply)) break
+      if (reply.status !== 409)
+        fail('after the crash a retry gets 409 (the claim is still leased) or executes', { exchange: reply.exchange, expected: 'HTTP 409 or 201', got: `HTTP ${reply.status}` })
+      conflicts++
+      if (Date.now() - restarted > bound)
+        fail(`${bound} ms after the restart, retries still get 409: the crashed request's claim never expires (lease ${CRASH_LEASE_MS} ms)`, {
+          exchange: reply.exchange,
+          expected: `HTTP 201 within ${bound} ms`,
+          got: `HTTP 409, ${conflicts} times`,
+        })
+      await sleep(100)
+    }
+    const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
+    if (rows.length === 0)
+      fail(`after the crash the retry was answered ${reply.status}, but no money ever moved: the key was marked done before the transfer committed`, {
+        exchange: reply.exchange,
+        expected: 'the retry executes the transfer (HTTP 201, one ledger row)',
+        got: `HTTP ${reply.status}, no ledger row`,
+      })
+    await expectExactlyOnce(bank, before, body, reply)
+    const again = await bank.transfer(a!.customer, body, { key })
+    expectStatus(again, [200, 201], 'one more retry after success is told it is done')
+    await expectExactlyOnce(bank, before, body, reply)
+    ctx.note(`killed with the transfer in the core; after restart: ${conflicts}× 409, then ${reply.status} ${Date.now() - restarted} ms later; 1 ledger row`)
+  },
+}
+
+const LEASE_MS = 600
+
+const leaseExpired: Check = {
+  id: 'lease-expired-owner-check',
+  title: 'A retry takes over an expired lease; the slow original\'s late commit moves nothing',
+  points: 7,
+  hint: 'Completing must check, inside the money transaction, that this request still owns the claim (owner token, status in_progress); if not, throw so the transfer rolls back.',
+  timeoutMs: 30_000,
+  async run(ctx) {
+    const bank = await ctx.startServer({ env: { LAB_LEASE_MS: String(LEASE_MS) } })
+    const [a, b] = await openParties(ctx, 2, 2, bank)
+    const { body, key } = plan(ctx, a!, b!)
+    const before = await bank.ledger()
+    let slow: Reply
+    let retry: Reply
+    await bank.core({ hold: true })
+    try {
+      const slowReply = pending(bank.transfer(a!.customer, body, { key }))
+      await bank.waitForInflight(1)
+      const claimed = Date.now()
+      // Retry until the lease has run out and a retry takes the claim over (it then waits in the core too).
+      let retryReply: Promise<Reply> | undefined
+      while (!retryReply) {
+        const attempt = pending(bank.transfer(a!.customer, body, { key }))
+        const seen = await answeredOrInCore(bank, attempt.then((r) => [r]), 1)
+        if ('reachedCore' in seen) {
+          retryReply = attempt
+          continue
+        }
+        const [r] = seen.answered
+        expectProblem(r!, 409, 'while the first request runs, a retry gets 409 until its lease expires, then takes the claim over')
+        if (Date.now() - claimed > LEASE_MS + AFTER_LEASE_MS)
+          fail(`the first request's lease (${LEASE_MS} ms) never expired: retries still get 409 after ${LEASE_MS + AFTER_LEASE_MS} ms`, {
+            exchange: r!.exchange,
+          })
+        await sleep(50)
+      }
+      // Both are in the core now: the original (lease lost) and the retry (lease held).
+      await bank.core({ hold: false })
+      ;[slow, retry] = await Promise.all([slowReply, retryReply])
+    } finally {
+      await bank.core({ hold: false })
+    }
+    expectStatus(retry, 201, 'the retry that took over the expired claim executes the transfer')
+    const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
+    if (rows.length > 1)
+      fail(`the slow original committed too: the money moved ${rows.length} times. Completing must check the request still owns its claim, in the money transaction`, {
+        exchange: slow.exchange,
+        expected: 'the original\'s commit rolled back (e.g. 409)',
+        got: `HTTP ${slow.status}, ${rows.length} ledger rows`,
+      })
+    await expectExactlyOnce(bank, before, body, retry)
+    if (slow.status === 201) expectEqual(slow.json?.id, retry.json?.id, 'a 201 to the slow original must name the one transfer that happened', slow.exchange)
+    ctx.note(`lease ${LEASE_MS} ms expired; the retry took over and executed; the original answered ${slow.status}; 1 ledger row`)
+  },
+}
+
+const coreFailure: Check = {
+  id: 'core-failure-releases',
+  title: 'After a 503 from the core, a retry executes: exactly one transfer',
+  points: 5,
+  hint: 'A 5xx moved no money and leaves the outcome open: release the claim (delete your in_progress row) so the retry runs again.',
+  timeoutMs: 15_000,
+  async run(ctx) {
+    const { bank } = ctx
+    const [a, b] = await openParties(ctx, 2)
+    const { body, key } = plan(ctx, a!, b!)
+    const before = await bank.ledger()
+    let retry: Reply
+    await bank.core({ failNext: 1 })
+    try {
+      const failed = await bank.transfer(a!.customer, body, { key })
+      expectProblem(failed, 503, 'the core simulator was told to fail this call: the bank answers 503')
+      retry = await bank.transfer(a!.customer, body, { key })
+    } finally {
+      await bank.core({ failNext: 0 })
+    }
+    expectStatus(retry, 201, 'nothing moved at the 503, so the retry must execute the transfer')
+    await expectExactlyOnce(bank, before, body, retry)
+  },
+}
+
+export const stage3: Check[] = [inFlightDuplicate, inFlightDifferentPayload, crashMidTransfer, leaseExpired, coreFailure]

@@ -1,4 +1,109 @@
-// Stage 4 mutants (being written).
+// Stage 4's known-wrong implementations: replays that are not the first
+// response, exactly, and markers in the wrong place.
 import type { Mutant } from './mutant.ts'
 
-export const stage4Mutants: Mutant[] = []
+export const stage4Mutants: Mutant[] = [
+  {
+    id: 'replay-rebuilds-body',
+    stage: 4,
+    title: 'the replay is rebuilt with the current balance instead of sending the stored bytes',
+    mustFail: 'replay-not-recomputed',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: `      if (claim.kind === 'completed') return replay(claim.response)`,
+        replace: `      if (claim.kind === 'completed') {
+        // Refresh the stored answer with the account as it is now.
+        const body = JSON.parse(claim.response.body)
+        if (body.from) body.balanceAfter = db.prepare('SELECT balance FROM accounts WHERE id = ?').pluck().get(body.from)
+        return replay({ ...claim.response, body: JSON.stringify(body) })
+      }`,
+      },
+    ],
+  },
+  {
+    id: 'replay-reexecutes',
+    stage: 4,
+    title: 'a completed duplicate is executed again and its new result sent, marked as a replay',
+    mustFail: 'replay-exact',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: `      if (claim.kind === 'completed') return replay(claim.response)`,
+        replace: `      if (claim.kind === 'completed') return replay(await op.execute())`,
+      },
+    ],
+  },
+  {
+    id: 'replay-status-200',
+    stage: 4,
+    title: 'the replay answers 200 instead of the stored status (201)',
+    mustFail: 'replay-exact',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: `  ...stored,
+  headers:`,
+        replace: `  ...stored,
+  status: 200,
+  headers:`,
+      },
+    ],
+  },
+  {
+    id: 'replay-drops-content-type',
+    stage: 4,
+    title: 'Content-Type is not stored, so the replay goes out without it',
+    mustFail: 'replay-exact',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: `const REPLAYED_HEADERS = ['Content-Type', 'Location']`,
+        replace: `const REPLAYED_HEADERS = ['Location']`,
+      },
+    ],
+  },
+  {
+    id: 'marker-on-first-response',
+    stage: 4,
+    title: 'Idempotent-Replayed: true is sent on first responses too',
+    mustFail: 'first-response-unmarked',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: `      return executeClaimed(op, {
+        complete: (outcome) => keys.complete(key, claim.owner, outcome),
+        release: () => keys.release(key, claim.owner),
+      })`,
+        replace: `      return replay(
+        await executeClaimed(op, {
+          complete: (outcome) => keys.complete(key, claim.owner, outcome),
+          release: () => keys.release(key, claim.owner),
+        }),
+      )`,
+      },
+    ],
+  },
+  {
+    id: 'stores-5xx',
+    stage: 4,
+    title: 'a 503 from the core is stored and replayed, so the retry never executes',
+    mustFail: 'failures-not-stored',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: `      return executeClaimed(op, {
+        complete: (outcome) => keys.complete(key, claim.owner, outcome),
+        release: () => keys.release(key, claim.owner),
+      })`,
+        replace: `      const outcome = await executeClaimed(op, {
+        complete: (result) => keys.complete(key, claim.owner, result),
+        release: () => undefined,
+      })
+      // Store every answer, failures included.
+      if (outcome.status >= 500) keys.complete(key, claim.owner, outcome)
+      return outcome`,
+      },
+    ],
+  },
+]

@@ -1,4 +1,85 @@
-// Stage 5 mutants (being written).
+// Stage 5 mutants: scopes that are too wide, retention that is missing,
+// extended, mis-scaled or never cleaned up, and a policy that is a constant. Each is one plausible edit of the
+// reference solution, and each fails the check aimed at it on every seed.
 import type { Mutant } from './mutant.ts'
 
-export const stage5Mutants: Mutant[] = []
+const scope = 'const scope = { clientId: op.clientId, route: op.route, key: request.key }'
+const expiresAtInsert = 'insert.run(clientId, route, key, fingerprint, owner, now + leaseMs, now + ttlMs, new Date(now).toISOString())'
+
+export const stage5Mutants: Mutant[] = [
+  {
+    id: 'global-key-scope',
+    stage: 5,
+    title: 'One key space for every client and route: two clients that pick the same key collide',
+    mustFail: 'scope-per-client',
+    edits: [{ file: 'idempotency.ts', find: scope, replace: "const scope = { clientId: '*', route: '*', key: request.key }" }],
+  },
+  {
+    id: 'scope-without-client',
+    stage: 5,
+    title: 'Scoped by route and key only: another client learns of our key (409, 422) or gets our response',
+    mustFail: 'no-cross-client-signal',
+    edits: [{ file: 'idempotency.ts', find: scope, replace: "const scope = { clientId: '*', route: op.route, key: request.key }" }],
+  },
+  {
+    id: 'scope-without-route',
+    stage: 5,
+    title: 'Scoped by client and key only: a key used for a transfer blocks a deposit',
+    mustFail: 'scope-per-route',
+    edits: [{ file: 'idempotency.ts', find: scope, replace: "const scope = { clientId: op.clientId, route: '*', key: request.key }" }],
+  },
+  {
+    id: 'no-expiry',
+    stage: 5,
+    title: 'Keys never expire: a key is remembered (and its row kept) forever',
+    mustFail: 'new-execution-after-expiry',
+    edits: [{ file: 'keyStore.ts', find: expiresAtInsert, replace: expiresAtInsert.replace('now + ttlMs', 'Number.MAX_SAFE_INTEGER') }],
+  },
+  {
+    id: 'expiry-from-last-access',
+    stage: 5,
+    title: 'Every retry pushes expiry back: a client that keeps retrying keeps its key forever',
+    mustFail: 'new-execution-after-expiry',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: "        if (row.fingerprint !== fingerprint) return { kind: 'mismatch' }",
+        replace: `        db.prepare(\`UPDATE idempotency_keys SET expires_at = ? WHERE \${where}\`).run(now + ttlMs, clientId, route, key)
+        if (row.fingerprint !== fingerprint) return { kind: 'mismatch' }`,
+      },
+    ],
+  },
+  {
+    id: 'ttl-in-seconds',
+    stage: 5,
+    title: 'LAB_KEY_TTL_MS read as seconds but added to milliseconds: keys expire a thousand times too soon',
+    mustFail: 'replay-before-expiry',
+    edits: [{ file: 'keyStore.ts', find: expiresAtInsert, replace: expiresAtInsert.replace('now + ttlMs', 'now + ttlMs / 1000') }],
+  },
+  {
+    id: 'never-purged',
+    stage: 5,
+    title: 'Expired keys are ignored on lookup but never deleted unless reused: the table grows without bound',
+    mustFail: 'purge-bounded',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: 'const purgeEveryMs = Math.max(1, Math.min(ttlMs, 60_000))',
+        replace: 'const purgeEveryMs = Number.POSITIVE_INFINITY',
+      },
+    ],
+  },
+  {
+    id: 'policy-hard-coded',
+    stage: 5,
+    title: 'The policy header copied from the docs: it states 24 h and 30 s whatever the server is configured with',
+    mustFail: 'policy-published',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: "'Idempotency-Key-Policy': `ttl=${Math.floor(config.keyTtlMs / 1000)}, lease=${Math.ceil(config.leaseMs / 1000)}, scope=\"client route\"`,",
+        replace: "'Idempotency-Key-Policy': 'ttl=86400, lease=30, scope=\"client route\"',",
+      },
+    ],
+  },
+]

@@ -98,14 +98,21 @@ export function createKeyStore(db: Db, { leaseMs, ttlMs }: { leaseMs: number; tt
           lastPurge = now
           purge.run(now, now)
         }
-        try {
-          insert.run(clientId, route, key, fingerprint, owner, now + leaseMs, now + ttlMs, new Date(now).toISOString())
-          return { kind: 'claimed', owner }
-        } catch (error) {
-          if (!isUniqueViolation(error)) throw error
-        }
+        // Read first: most duplicates are retries of a finished request, and
+        // one read answers them, where an INSERT bound to fail would take the
+        // write lock and throw. The read decides nothing: when there is no row
+        // the INSERT still does, and if another request's INSERT wins in
+        // between, ours fails and we go round to read the winner's row.
         const row = find.get(clientId, route, key)
-        if (!row) continue
+        if (!row) {
+          try {
+            insert.run(clientId, route, key, fingerprint, owner, now + leaseMs, now + ttlMs, new Date(now).toISOString())
+            return { kind: 'claimed', owner }
+          } catch (error) {
+            if (!isUniqueViolation(error)) throw error
+            continue
+          }
+        }
         if (row.expiresAt <= now && (row.status === 'completed' || row.leaseUntil! <= now)) {
           // Expired: forget it and treat this request as new.
           purge.run(now, now)

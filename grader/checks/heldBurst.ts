@@ -1,0 +1,65 @@
+// Simultaneous requests whose outcome does not depend on luck.
+//
+// The cores of the target instances are held shut, then every request is
+// fired at the same instant (bank.burst: separate connections, one write
+// loop). A request the layer lets through waits inside the core; one it turns
+// away is answered. Once answered + inflight covers every request, the layers
+// have made all their decisions, and only then is the core released. So a
+// layer that lets two requests through is caught every run, not when the
+// scheduler happens to interleave them.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { BankClient } from '../bankClient.ts'
+import { fail } from '../check.ts'
+import { HttpClient, type Reply, type RequestSpec } from '../http.ts'
+
+export type BurstGroup = { bank: BankClient; specs: RequestSpec[] }
+export type HeldBurst = { replies: Reply[]; reachedCore: number }
+
+/**
+ * Counts answers while the runner's own client still sends (and records) each
+ * request: HttpClient.burst sends every request through `this.send`.
+ */
+class CountingHttp extends HttpClient {
+  answered = 0
+
+  constructor(private readonly inner: HttpClient) {
+    super(() => undefined)
+  }
+
+  override async send(...args: Parameters<HttpClient['send']>): Promise<Reply> {
+    try {
+      return await this.inner.send(...args)
+    } finally {
+      this.answered++
+    }
+  }
+}
+
+export async function heldBurst(groups: BurstGroup[], timeoutMs = 10_000): Promise<HeldBurst> {
+  const total = groups.reduce((n, g) => n + g.specs.length, 0)
+  const counters = groups.map((g) => new CountingHttp(g.bank.http))
+  const release = () => Promise.all(groups.map((g) => g.bank.core({ hold: false })))
+  await Promise.all(groups.map((g) => g.bank.core({ hold: true })))
+  try {
+    const all = Promise.all(groups.map((g, i) => new BankClient(g.bank.server, counters[i]!, g.bank.adminToken).burst(g.specs)))
+    all.catch(() => undefined) // awaited below, unless the wait fails first
+    const deadline = Date.now() + timeoutMs
+    let reachedCore = 0
+    for (;;) {
+      const states = await Promise.all(groups.map((g) => g.bank.core({})))
+      reachedCore = states.reduce((n, s) => n + s.inflight, 0)
+      const answered = counters.reduce((n, c) => n + c.answered, 0)
+      if (answered + reachedCore >= total) break
+      if (Date.now() > deadline)
+        fail(
+          `${total} simultaneous requests, core held: after ${timeoutMs} ms only ${answered} were answered and ${reachedCore} reached the core; ` +
+            `the other ${total - answered - reachedCore} are stuck in the layer. A duplicate must be answered at once, not wait for the first request.`,
+        )
+      await sleep(20)
+    }
+    await release()
+    return { replies: (await all).flat(), reachedCore }
+  } finally {
+    await release().catch(() => undefined)
+  }
+}

@@ -1,0 +1,78 @@
+// Finds, in the learner's database file (opened read-only), the column that
+// stores the Idempotency-Keys we sent, and the PRIMARY KEY or UNIQUE index
+// that makes a key impossible to insert twice.
+//
+// "Covers the key" means: the key column is in a unique, non-partial index,
+// and the index's other columns (if any) are a scope, the same for two keys of
+// one client on one route, like stage 5's (client_id, route, key). An index
+// such as UNIQUE (key, created_at) would let the same key in twice.
+import Database from 'better-sqlite3'
+
+/** The bank's own tables: a key found there would not be the layer's. */
+const BANK_TABLES = new Set(['clients', 'accounts', 'ledger'])
+
+const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
+
+export type KeyTableVerdict =
+  | { ok: true; table: string; column: string; index: string; columns: string[] }
+  | { ok: false; reason: string }
+
+type Row = Record<string, unknown>
+
+/** `keys`: two keys one client sent to one route, both accepted. */
+export function inspectKeyTable(dbPath: string, keys: [string, string]): KeyTableVerdict {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true })
+  try {
+    const tables = db
+      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+      .all()
+      .map((t) => t.name)
+      .filter((name) => !BANK_TABLES.has(name))
+    const reasons: string[] = []
+    let found = false
+    for (const table of tables) {
+      const columns = db.prepare<[], { name: string }>(`PRAGMA table_info(${quote(table)})`).all().map((c) => c.name)
+      for (const column of columns) {
+        const find = db.prepare<[string], Row>(`SELECT * FROM ${quote(table)} WHERE ${quote(column)} = ?`)
+        const rows = keys.map((k) => find.get(k))
+        if (!rows[0] || !rows[1]) continue
+        found = true
+        const verdict = uniqueIndexOver(db, table, column, rows as [Row, Row])
+        if (verdict.ok) return verdict
+        reasons.push(verdict.reason)
+      }
+    }
+    if (!found)
+      return {
+        ok: false,
+        reason: `no table besides the bank's own (${[...BANK_TABLES].join(', ')}) holds the keys we sent (${keys.join(', ')}); store each key as sent`,
+      }
+    return { ok: false, reason: reasons.join('; ') }
+  } finally {
+    db.close()
+  }
+}
+
+function uniqueIndexOver(db: Database.Database, table: string, column: string, rows: [Row, Row]): KeyTableVerdict {
+  const indexes = db
+    .prepare<[], { name: string; unique: number; partial: number }>(`PRAGMA index_list(${quote(table)})`)
+    .all()
+    .filter((i) => i.unique === 1 && i.partial === 0)
+  const problems: string[] = []
+  for (const index of indexes) {
+    // An expression in the index has no column name: it is not a plain column constraint.
+    const columns = db.prepare<[], { name: string | null }>(`PRAGMA index_info(${quote(index.name)})`).all().map((c) => c.name)
+    if (!columns.includes(column) || columns.includes(null)) continue
+    const names = columns as string[]
+    const varying = names.filter((c) => c !== column && rows[0][c] !== rows[1][c])
+    if (varying.length === 0) return { ok: true, table, column, index: index.name, columns: names }
+    problems.push(
+      `the unique index ${index.name} on (${names.join(', ')}) also covers ${varying.join(', ')}, which differs between two requests, so the same key could be inserted twice`,
+    )
+  }
+  if (problems.length) return { ok: false, reason: `${table}.${column} holds the keys, but ${problems.join('; ')}` }
+  return {
+    ok: false,
+    reason: `${table}.${column} holds the keys, but no PRIMARY KEY or UNIQUE constraint covers it: nothing stops a second INSERT of the same key`,
+  }
+}

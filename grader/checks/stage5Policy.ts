@@ -1,0 +1,55 @@
+// Stage 5, the published policy: every money-route response carries
+// Idempotency-Key-Policy, computed from the server's configuration.
+import { parseDictionary } from 'structured-headers'
+import type { BankClient } from '../bankClient.ts'
+import { fail, type Check } from '../check.ts'
+import type { Reply } from '../http.ts'
+import { openParties, type Party } from './fixtures.ts'
+
+/** Idempotency-Key-Policy: ttl=<s>, lease=<s>, scope="client route" (a Structured Field Dictionary). */
+function expectPolicy(reply: Reply, expected: { ttl: number; lease: number }, what: string): void {
+  const header = reply.headers['idempotency-key-policy']
+  const wanted = `Idempotency-Key-Policy: ttl=${expected.ttl}, lease=${expected.lease}, scope="client route"`
+  const wrong = (why: string): never => fail(`${what}: ${why}`, { exchange: reply.exchange, expected: wanted, got: header ?? '(no Idempotency-Key-Policy header)' })
+  if (header === undefined) wrong('every money-route response publishes the key policy')
+  let policy: ReturnType<typeof parseDictionary>
+  try {
+    policy = parseDictionary(header!)
+  } catch {
+    return wrong('the policy is a Structured Field Dictionary (RFC 8941)')
+  }
+  const item = (name: string) => policy.get(name)?.[0]
+  if (item('ttl') !== expected.ttl) wrong(`ttl is the configured LAB_KEY_TTL_MS in whole seconds (${expected.ttl})`)
+  if (item('lease') !== expected.lease) wrong(`lease is the configured LAB_LEASE_MS in whole seconds (${expected.lease})`)
+  const scope = item('scope')
+  if (typeof scope !== 'string' || !['client', 'route'].every((part) => scope.split(' ').includes(part)))
+    wrong('scope is the string "client route": keys are scoped per client and per route')
+}
+
+export const policyPublished: Check = {
+  id: 'policy-published',
+  title: 'Every money-route response publishes Idempotency-Key-Policy, matching the configured TTL and lease',
+  points: 4,
+  hint: 'Return policyHeaders from createLayer, computed from config.keyTtlMs and config.leaseMs: not a constant.',
+  timeoutMs: 20_000,
+  async run(ctx) {
+    // Another configuration, drawn at random and never the default TTL (the
+    // header must follow it): its server starts while the shared one, with the
+    // defaults (LAB_KEY_TTL_MS 24 h, LAB_LEASE_MS 30 s), is checked.
+    const configured = { ttl: ctx.rng.int(60, 24 * 60 * 60 - 1), lease: ctx.rng.int(2, 120) }
+    const starting = ctx.startServer({ env: { LAB_KEY_TTL_MS: String(configured.ttl * 1000), LAB_LEASE_MS: String(configured.lease * 1000) } })
+    starting.catch(() => undefined) // awaited below, unless the default server fails first
+    const defaults = { ttl: 24 * 60 * 60, lease: 30 }
+    const [a] = (await openParties(ctx, 1)) as [Party]
+    const body = { from: a.accounts[0]!, to: a.accounts[1]!, amount: ctx.rng.amount(1_000, 90_000) }
+    const key = ctx.rng.uuid()
+    expectPolicy(await ctx.bank.transfer(a.customer, body, { key }), defaults, 'a transfer on the default server')
+    expectPolicy(await ctx.bank.transfer(a.customer, body, { key }), defaults, 'its replay')
+    expectPolicy(await ctx.bank.deposit(a.customer, { to: a.accounts[1]!, amount: ctx.rng.amount() }, { key: ctx.rng.uuid() }), defaults, 'a deposit')
+    const other: BankClient = await starting
+    const [c] = (await openParties(ctx, 1, 2, other)) as [Party]
+    const reply = await other.transfer(c.customer, { from: c.accounts[0]!, to: c.accounts[1]!, amount: ctx.rng.amount(1_000, 90_000) }, { key: ctx.rng.uuid() })
+    expectPolicy(reply, configured, `a transfer on a server started with LAB_KEY_TTL_MS=${configured.ttl * 1000}, LAB_LEASE_MS=${configured.lease * 1000}`)
+    ctx.note(`Idempotency-Key-Policy: ${reply.headers['idempotency-key-policy']}`)
+  },
+}

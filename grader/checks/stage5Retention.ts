@@ -1,0 +1,203 @@
+// Stage 5, retention: a key lives LAB_KEY_TTL_MS after its first request,
+// then the same key is a new request, and expired rows are purged.
+//
+// These checks start their own instance with a short TTL. Time is judged
+// soundly, without trusting the scheduler: the server stamps a key between
+// the moment we send its first request and the moment we read the answer, so
+// an answer read before (sent + TTL) was decided while the key was alive, and
+// a request sent after (answered + TTL) arrives after it expired.
+import Database from 'better-sqlite3'
+import pLimit from 'p-limit'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { TransferBody } from '../bankClient.ts'
+import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
+import type { Reply } from '../http.ts'
+import { expectConsistent, openParties, rowsBetween, type Party } from './fixtures.ts'
+import { expectReplayOf, isReplay } from './replies.ts'
+
+/** Date.now() has whole milliseconds; the bounds above get this much slack. */
+const CLOCK_SLACK_MS = 20
+
+const sleepUntil = (at: number) => sleep(Math.max(0, at - Date.now()))
+
+/** The same key after its TTL: executed again, as a new transfer with a new id. */
+function expectNewExecution(reply: Reply, first: Reply, what: string): void {
+  if (isReplay(reply) || reply.status === 422 || reply.status === 409)
+    fail(`${what}: the key has expired, so the server must have forgotten it and executed the request as new`, {
+      exchange: reply.exchange,
+      expected: 'HTTP 201, executed again (no Idempotent-Replayed)',
+      got: `HTTP ${reply.status}${isReplay(reply) ? ' replayed' : ''}`,
+    })
+  expectStatus(reply, 201, `${what} executes as a new transfer`)
+  if (reply.json?.id === first.json.id) fail(`${what}: a new execution has a new transfer id`, { exchange: reply.exchange })
+}
+
+/** A short-TTL instance of the graded server, on a fresh database, with two funded customers. */
+async function shortTtlBank(ctx: CheckContext, ttlMs: number, accountsEach: number) {
+  const bank = await ctx.startServer({ env: { LAB_KEY_TTL_MS: String(ttlMs) } })
+  const [a, b] = (await openParties(ctx, 2, accountsEach, bank)) as [Party, Party]
+  return { bank, a, b }
+}
+
+const replayBeforeExpiry: Check = {
+  id: 'replay-before-expiry',
+  title: 'Within the TTL a retry is replayed and a changed body is refused',
+  points: 4,
+  hint: 'expires_at = the first request\'s time + LAB_KEY_TTL_MS, in milliseconds (Date.now() is in ms; check the unit).',
+  timeoutMs: 20_000,
+  async run(ctx) {
+    const ttlMs = 3_000
+    const { bank, a, b } = await shortTtlBank(ctx, ttlMs, 1)
+    const body = { from: a.accounts[0]!, to: b.accounts[0]!, amount: ctx.rng.amount(1_000, 90_000) }
+    const key = ctx.rng.uuid()
+    const sent = Date.now()
+    const first = await bank.transfer(a.customer, body, { key })
+    expectStatus(first, 201, 'the transfer executes')
+    const alive = (what: string) => {
+      const age = Date.now() - sent
+      if (age >= ttlMs - CLOCK_SLACK_MS) fail(`${what} was answered ${age} ms after the first request, past the ${ttlMs} ms TTL: the server is too slow to grade`)
+      return `${what}, ${age} ms after the first request (TTL ${ttlMs} ms)`
+    }
+    // Retries at once and spread over the first part of the window: a TTL in
+    // the wrong unit (seconds taken as ms) has run out by the later ones.
+    for (const pauseMs of [0, ctx.rng.int(100, 200), ctx.rng.int(100, 200)]) {
+      await sleep(pauseMs)
+      const retry = await bank.transfer(a.customer, body, { key })
+      const what = alive('a retry')
+      if (!isReplay(retry))
+        fail(`${what} was not replayed: the server forgot the key long before its TTL (is expires_at in milliseconds?)`, {
+          exchange: retry.exchange,
+          expected: 'the first response, replayed (Idempotent-Replayed: true)',
+          got: `HTTP ${retry.status}, executed again`,
+        })
+      expectReplayOf(first, retry, what)
+    }
+    const changed = await bank.transfer(a.customer, { ...body, amount: body.amount + 100 }, { key })
+    expectProblem(changed, 422, alive('the same key with another amount'))
+    expectEqual(rowsBetween(await bank.ledger(), body.from, body.to).length, 1, 'the retries within the TTL moved no money')
+  },
+}
+
+const newExecutionAfterExpiry: Check = {
+  id: 'new-execution-after-expiry',
+  title: 'After the TTL, counted from the first request, the same key is a new request',
+  points: 6,
+  hint: 'Expiry counts from the FIRST request and is never extended by retries; an expired row is treated as absent (delete it, then claim anew).',
+  timeoutMs: 20_000,
+  async run(ctx) {
+    const ttlMs = 1_000
+    const retryEveryMs = 100
+    const { bank, a, b } = await shortTtlBank(ctx, ttlMs, 2)
+    const send = (body: TransferBody, key: string) => bank.transfer(a.customer, body, { key })
+    const timed = async (body: TransferBody, key: string) => {
+      const sentAt = Date.now()
+      const reply = await send(body, key)
+      return { sentAt, reply, answeredAt: Date.now() }
+    }
+    // Key 1 is retried every 100 ms, like an impatient client; key 2 is used once and left alone.
+    const keys = [ctx.rng.uuid(), ctx.rng.uuid()]
+    // Each body executes twice: at most ₩50,000, so twice fits any opening balance (at least ₩100,000).
+    const bodies = [0, 1].map((i) => ({ from: a.accounts[i]!, to: b.accounts[i]!, amount: ctx.rng.amount(1_000, 50_000) }))
+    const firsts = [await timed(bodies[0]!, keys[0]!), await timed(bodies[1]!, keys[1]!)]
+    firsts.forEach((f, i) => expectStatus(f.reply, 201, `transfer ${i + 1} executes`))
+    const retries: Array<Awaited<ReturnType<typeof timed>>> = []
+    for (;;) {
+      await sleep(retryEveryMs)
+      const retry = await timed(bodies[0]!, keys[0]!)
+      retries.push(retry)
+      if (!isReplay(retry.reply) || retry.sentAt >= firsts[0]!.answeredAt + ttlMs + CLOCK_SLACK_MS) break
+    }
+    await sleepUntil(firsts[1]!.answeredAt + ttlMs + CLOCK_SLACK_MS)
+    const late = await send(bodies[1]!, keys[1]!)
+
+    // Key 2 first: a key that is never touched again must expire at all.
+    expectNewExecution(late, firsts[1]!.reply, `key 2, used once and resent ${Date.now() - firsts[1]!.sentAt} ms later (TTL ${ttlMs} ms)`)
+    // Key 1: replayed while alive; then new, on time, although it was retried all along.
+    const renewed = retries.at(-1)!
+    for (const r of retries.slice(0, -1)) expectReplayOf(firsts[0]!.reply, r.reply, `a retry ${r.sentAt - firsts[0]!.sentAt} ms after the first request`)
+    if (isReplay(renewed.reply))
+      fail(
+        `a retry sent ${renewed.sentAt - firsts[0]!.answeredAt} ms after the first request was answered was still replayed, although the TTL is ${ttlMs} ms. ` +
+          `The client had retried every ${retryEveryMs} ms meanwhile: retries must not extend a key's life, or a client that keeps retrying keeps its key forever`,
+        { exchange: renewed.reply.exchange, expected: 'HTTP 201, executed again', got: `HTTP ${renewed.reply.status} replayed` },
+      )
+    if (renewed.answeredAt < firsts[0]!.sentAt + ttlMs)
+      fail(`key 1 was forgotten ${renewed.answeredAt - firsts[0]!.sentAt} ms after its first request, before its ${ttlMs} ms TTL`, {
+        exchange: renewed.reply.exchange,
+      })
+    expectNewExecution(renewed.reply, firsts[0]!.reply, `key 1 after its TTL`)
+
+    const ledger = await bank.ledger()
+    bodies.forEach((body, i) => expectEqual(rowsBetween(ledger, body.from, body.to).length, 2, `key ${i + 1}: once before expiry, once after`))
+    expectConsistent(ledger)
+    ctx.note(`a retry ${renewed.sentAt - firsts[0]!.sentAt} ms after the first request moved ₩${bodies[0]!.amount} a second time: retention must outlast every client's retries`)
+  },
+}
+
+/** The bank's own tables; every other table belongs to the idempotency layer. */
+const BANK_TABLES = ['clients', 'accounts', 'ledger']
+
+/** Rows per table of the layer, read from the database file without writing to it. */
+function layerRows(dbPath: string): Record<string, number> {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true })
+  try {
+    const tables = db
+      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+      .all()
+      .filter((t) => !BANK_TABLES.includes(t.name))
+    const count = (table: string) => db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM "${table.replaceAll('"', '""')}"`).get()!.n
+    return Object.fromEntries(tables.map((t) => [t.name, count(t.name)]))
+  } finally {
+    db.close()
+  }
+}
+const total = (rows: Record<string, number>) => Object.values(rows).reduce((s, n) => s + n, 0)
+const describe = (rows: Record<string, number>) => Object.entries(rows).map(([t, n]) => `${t}: ${n}`).join(', ') || 'no tables'
+
+const purgeBounded: Check = {
+  id: 'purge-bounded',
+  title: 'Expired keys are purged: N expired keys leave at most a few rows',
+  points: 4,
+  hint: 'Delete expired rows (completed, or in progress with the lease run out too), lazily from claim() or on a timer, at least once per TTL.',
+  timeoutMs: 20_000,
+  async run(ctx) {
+    const ttlMs = 400
+    const maxRows = 3
+    const { bank, a } = await shortTtlBank(ctx, ttlMs, 2)
+    const { dbPath } = bank.server.options
+    const count = ctx.rng.int(30, 45)
+    // Deposits, and every third a small transfer, each under its own key, four at a time.
+    const plans = Array.from({ length: count }, (_, i) =>
+      i % 3 === 0
+        ? { path: '/transfers', body: { from: a.accounts[0]!, to: a.accounts[1]!, amount: ctx.rng.amount(1_000, 2_000) }, key: ctx.rng.uuid() }
+        : { path: '/deposits', body: { to: ctx.rng.pick(a.accounts), amount: ctx.rng.amount() }, key: ctx.rng.uuid() },
+    )
+    const limit = pLimit(4)
+    const replies = await Promise.all(plans.map((p) => limit(() => bank.send(bank.postSpec(a.customer, p.path, p.body, { key: p.key })))))
+    replies.forEach((r) => expectStatus(r, 201, 'each request, under its own key, executes'))
+    const lastAnswer = Date.now()
+    const stored = layerRows(dbPath)
+    if (total(stored) === 0)
+      fail(`after ${count} requests with keys, no table of the layer in the bank's database has any row (${describe(stored)}): keep the keys in the bank's SQLite file`)
+    await sleepUntil(lastAnswer + ttlMs + CLOCK_SLACK_MS)
+    // Every key above has expired. One request under a new key gives a lazy
+    // purge its chance; a purge on a timer gets until the deadline. Only reads follow.
+    expectStatus(await bank.deposit(a.customer, { to: a.accounts[0]!, amount: ctx.rng.amount() }, { key: ctx.rng.uuid() }), 201, 'a deposit after the TTL')
+    const deadline = Date.now() + ttlMs + 1_000
+    for (;;) {
+      const left = layerRows(dbPath)
+      if (total(left) <= maxRows) {
+        ctx.note(`${count} keys with a ${ttlMs} ms TTL: ${total(stored)} row(s) before expiry, ${total(left)} after (${describe(left)})`)
+        return
+      }
+      if (Date.now() > deadline)
+        fail(`${count} keys expired ${Date.now() - lastAnswer - ttlMs} ms ago and a request came after that, yet their rows are still there: the key table grows without bound`, {
+          expected: `at most ${maxRows} rows`,
+          got: describe(left),
+        })
+      await sleep(50)
+    }
+  },
+}
+
+export const retentionChecks: Check[] = [replayBeforeExpiry, newExecutionAfterExpiry, purgeBounded]

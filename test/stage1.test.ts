@@ -1,0 +1,108 @@
+// Stage 1 (unique-key): the reference solution passes the whole cumulative
+// grade, the starter fails this stage's checks, and every stage 1 mutant fails
+// the check aimed at it on every seed where the solution passes that check.
+// (npm run test:repeat runs the same over 20 seeds.) Also: the key-table
+// inspection tells a real uniqueness constraint from the ones that only look
+// like one. Grades run two at a time, one per core.
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import pLimit from 'p-limit'
+import { afterAll, describe, expect, it } from 'vitest'
+import { checksFor } from '#grader/checks/index.ts'
+import { inspectKeyTable } from '#grader/checks/keyTable.ts'
+import { materialize } from '#grader/mutants/mutant.ts'
+import { stage1Mutants } from '#grader/mutants/stage1.ts'
+import { grade, type GradeResult } from '#grader/runner.ts'
+import { scratchDir } from './helpers/scratch.ts'
+
+const SEEDS = [7, 4_242, 31_337]
+const stageChecks = checksFor(1).map((c) => c.id)
+const failures = (r: GradeResult) => r.checks.filter((c) => !c.passed).map((c) => `${c.id}: ${c.message} (${r.rerun})`)
+const twoAtATime = pLimit(2)
+
+describe('stage 1 (unique-key)', () => {
+  it('the solution passes the cumulative grade (stages 0 and 1) on two seeds, and stage 1 on the third', async () => {
+    const results = await Promise.all(
+      SEEDS.map((seed, i) => twoAtATime(() => grade({ stage: 1, seed, source: { kind: 'solution' }, only: i < 2 ? undefined : stageChecks }))),
+    )
+    for (const r of results) expect(failures(r)).toEqual([])
+    expect(results[0]!.checks.filter((c) => c.stage === 1).map((c) => c.id)).toEqual(stageChecks)
+  })
+
+  it("the starter fails this stage's checks, and names them", async () => {
+    const r = await grade({ stage: 1, seed: SEEDS[0]!, source: { kind: 'starter' }, only: stageChecks })
+    // The starter executes every request, as stage 0 did: only "distinct keys execute" holds.
+    expect(r.checks.filter((c) => !c.passed).map((c) => c.id)).toEqual(stageChecks.filter((id) => id !== 'distinct-keys-distinct-transfers'))
+  })
+
+  it.for(stage1Mutants)('mutant $id fails its check on every seed', async (mutant) => {
+    const path = materialize(mutant)
+    try {
+      const results = await Promise.all(
+        SEEDS.map((seed) => twoAtATime(() => grade({ stage: 1, seed, source: { kind: 'dir', path }, only: [mutant.mustFail] }))),
+      )
+      for (const r of results) expect(r.checks.map((c) => [c.id, c.passed]), `${mutant.id}: ${r.rerun}`).toEqual([[mutant.mustFail, false]])
+    } finally {
+      rmSync(path, { recursive: true, force: true })
+    }
+  })
+
+  it('the in-memory lock passes with one process: only the two-process check can catch it', async () => {
+    const mutant = stage1Mutants.find((m) => m.id === 'in-memory-lock')!
+    const path = materialize(mutant)
+    try {
+      const r = await grade({ stage: 1, seed: SEEDS[1]!, source: { kind: 'dir', path }, only: ['simultaneous-retries'] })
+      expect(failures(r)).toEqual([])
+    } finally {
+      rmSync(path, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('key-table inspection', () => {
+  const scratch = scratchDir('keytable')
+  afterAll(() => scratch.dispose())
+  const keys: [string, string] = ['k-one', 'k-two']
+  let n = 0
+
+  /** A database holding the two keys in a table made by `schema`, plus the bank's own ledger. */
+  function dbWith(schema: string, rows: Array<Record<string, string>>): string {
+    const path = join(scratch.path, `t${++n}.sqlite`)
+    const db = new Database(path)
+    db.exec('CREATE TABLE ledger (id TEXT PRIMARY KEY)')
+    db.exec(schema)
+    for (const row of rows)
+      db.prepare(`INSERT INTO t (${Object.keys(row).join(', ')}) VALUES (${Object.keys(row).map(() => '?').join(', ')})`).run(...Object.values(row))
+    db.close()
+    return path
+  }
+  const plain = keys.map((key, i) => ({ key, created_at: `2026-01-0${i + 1}` }))
+  const scoped = keys.map((key) => ({ client_id: 'cl_1', route: 'POST /transfers', key }))
+
+  it.for([
+    ['key TEXT PRIMARY KEY', 'CREATE TABLE t (key TEXT PRIMARY KEY, created_at TEXT)', plain],
+    ['a UNIQUE column', 'CREATE TABLE t (id INTEGER PRIMARY KEY, key TEXT UNIQUE, created_at TEXT)', plain],
+    ['a CREATE UNIQUE INDEX', 'CREATE TABLE t (key TEXT, created_at TEXT); CREATE UNIQUE INDEX t_key ON t (key)', plain],
+    ["stage 5's PRIMARY KEY (client_id, route, key)", 'CREATE TABLE t (client_id TEXT, route TEXT, key TEXT, PRIMARY KEY (client_id, route, key)) WITHOUT ROWID', scoped],
+  ] as const)('accepts %s', ([, schema, rows]) => {
+    expect(inspectKeyTable(dbWith(schema, [...rows]), keys)).toMatchObject({ ok: true, table: 't', column: 'key' })
+  })
+
+  it.for([
+    ['no constraint', 'CREATE TABLE t (key TEXT, created_at TEXT)', /no PRIMARY KEY or UNIQUE/],
+    ['a plain (non-unique) index', 'CREATE TABLE t (key TEXT, created_at TEXT); CREATE INDEX t_key ON t (key)', /no PRIMARY KEY or UNIQUE/],
+    ['a partial unique index', "CREATE TABLE t (key TEXT, created_at TEXT); CREATE UNIQUE INDEX t_key ON t (key) WHERE created_at > ''", /no PRIMARY KEY or UNIQUE/],
+    ['UNIQUE (key, created_at)', 'CREATE TABLE t (key TEXT, created_at TEXT, UNIQUE (key, created_at))', /also covers created_at/],
+    ['a unique index on an expression', 'CREATE TABLE t (key TEXT, created_at TEXT); CREATE UNIQUE INDEX t_key ON t (lower(key))', /no PRIMARY KEY or UNIQUE/],
+  ] as const)('rejects %s', ([, schema, reason]) => {
+    const verdict = inspectKeyTable(dbWith(schema, plain), keys)
+    expect(verdict.ok).toBe(false)
+    expect(verdict.ok ? '' : verdict.reason).toMatch(reason)
+  })
+
+  it('rejects a database where the keys are stored only in the bank tables, or not at all', () => {
+    const verdict = inspectKeyTable(dbWith('CREATE TABLE t (other TEXT PRIMARY KEY)', []), keys)
+    expect(verdict.ok ? '' : verdict.reason).toMatch(/no table besides the bank's own/)
+  })
+})
