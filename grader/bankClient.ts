@@ -83,8 +83,9 @@ export class BankClient {
     return this.send(this.postSpec(customer, '/deposits', body, opts))
   }
 
-  burst(specs: RequestSpec[]): Promise<Reply[]> {
-    return this.http.burst(this.url, specs)
+  /** `onReply` sees each answer as it arrives (the burst resolves when all have). */
+  burst(specs: RequestSpec[], onReply?: (reply: Reply) => void): Promise<Reply[]> {
+    return this.http.burst(this.url, specs, onReply)
   }
 
   ledger(): Promise<Ledger> {

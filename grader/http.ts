@@ -97,11 +97,18 @@ export class HttpClient {
    * connections are opened and warmed first, then all requests are written in
    * one synchronous loop (a barrier, not a loop of awaits).
    */
-  async burst(baseUrl: string, specs: RequestSpec[]): Promise<Reply[]> {
+  async burst(baseUrl: string, specs: RequestSpec[], onReply?: (reply: Reply) => void): Promise<Reply[]> {
     const clients = specs.map(() => new Client(baseUrl, { pipelining: 1 }))
     try {
       await Promise.all(clients.map((c) => c.request({ method: 'GET', path: '/health' }).then((r) => r.body.text())))
-      return await Promise.all(specs.map((spec, i) => this.send(baseUrl, spec, clients[i])))
+      return await Promise.all(
+        specs.map((spec, i) =>
+          this.send(baseUrl, spec, clients[i]).then((reply) => {
+            onReply?.(reply)
+            return reply
+          }),
+        ),
+      )
     } finally {
       await Promise.all(clients.map((c) => c.close().catch(() => undefined)))
     }

@@ -1,64 +1,36 @@
-// Stage 1 (unique-key): the reference solution passes the whole cumulative
-// grade, the starter fails this stage's checks, and every stage 1 mutant fails
-// the check aimed at it on every seed where the solution passes that check.
-// (npm run test:repeat runs the same over 20 seeds.) Also: the key-table
-// inspection tells a real uniqueness constraint from the ones that only look
-// like one. Grades run two at a time, one per core.
+// Stage 1 (unique-key): solution, starter and mutants (see helpers/stageSuite.ts).
+// Also: the in-memory lock is caught only by the two-process check, and the
+// key-table inspection tells a real uniqueness constraint from the ones that
+// only look like one.
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import pLimit from 'p-limit'
 import { afterAll, describe, expect, it } from 'vitest'
-import { checksFor } from '#grader/checks/index.ts'
 import { inspectKeyTable } from '#grader/checks/keyTable.ts'
 import { materialize } from '#grader/mutants/mutant.ts'
 import { stage1Mutants } from '#grader/mutants/stage1.ts'
-import { grade, type GradeResult } from '#grader/runner.ts'
+import { grade } from '#grader/runner.ts'
 import { scratchDir } from './helpers/scratch.ts'
+import { failures, stageSuite } from './helpers/stageSuite.ts'
 
-const SEEDS = [7, 4_242, 31_337]
-const stageChecks = checksFor(1).map((c) => c.id)
-const failures = (r: GradeResult) => r.checks.filter((c) => !c.passed).map((c) => `${c.id}: ${c.message} (${r.rerun})`)
-const twoAtATime = pLimit(2)
+stageSuite(1, {
+  seeds: [7, 4_242, 31_337],
+  mutants: stage1Mutants,
+  // The starter executes every request, as stage 0 did: only "distinct keys execute" holds.
+  starterPasses: ['distinct-keys-distinct-transfers'],
+})
 
-describe('stage 1 (unique-key)', () => {
-  it('the solution passes the cumulative grade (stages 0 and 1) on two seeds, and stage 1 on the third', async () => {
-    const results = await Promise.all(
-      SEEDS.map((seed, i) => twoAtATime(() => grade({ stage: 1, seed, source: { kind: 'solution' }, only: i < 2 ? undefined : stageChecks }))),
-    )
-    for (const r of results) expect(failures(r)).toEqual([])
-    expect(results[0]!.checks.filter((c) => c.stage === 1).map((c) => c.id)).toEqual(stageChecks)
-  })
-
-  it("the starter fails this stage's checks, and names them", async () => {
-    const r = await grade({ stage: 1, seed: SEEDS[0]!, source: { kind: 'starter' }, only: stageChecks })
-    // The starter executes every request, as stage 0 did: only "distinct keys execute" holds.
-    expect(r.checks.filter((c) => !c.passed).map((c) => c.id)).toEqual(stageChecks.filter((id) => id !== 'distinct-keys-distinct-transfers'))
-  })
-
-  it.for(stage1Mutants)('mutant $id fails its check on every seed', async (mutant) => {
-    const path = materialize(mutant)
-    try {
-      const results = await Promise.all(
-        SEEDS.map((seed) => twoAtATime(() => grade({ stage: 1, seed, source: { kind: 'dir', path }, only: [mutant.mustFail] }))),
-      )
-      for (const r of results) expect(r.checks.map((c) => [c.id, c.passed]), `${mutant.id}: ${r.rerun}`).toEqual([[mutant.mustFail, false]])
-    } finally {
-      rmSync(path, { recursive: true, force: true })
-    }
-  })
-
+describe('the in-memory lock', () => {
   it('the in-memory lock passes with one process: only the two-process check can catch it', async () => {
     const mutant = stage1Mutants.find((m) => m.id === 'in-memory-lock')!
     const path = materialize(mutant)
     try {
-      const r = await grade({ stage: 1, seed: SEEDS[1]!, source: { kind: 'dir', path }, only: ['simultaneous-retries'] })
+      const r = await grade({ stage: 1, seed: 4_242, source: { kind: 'dir', path }, only: ['simultaneous-retries'] })
       expect(failures(r)).toEqual([])
     } finally {
       rmSync(path, { recursive: true, force: true })
     }
-  })
-})
+  })})
 
 describe('key-table inspection', () => {
   const scratch = scratchDir('keytable')

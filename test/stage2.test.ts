@@ -4,49 +4,21 @@
 // sound. The RFC 8785 cases it copied agree with an independent implementation
 // (the `canonicalize` package), and every re-serialization it sends parses back
 // to the same value while differing from the first text.
-import { rmSync } from 'node:fs'
 import jcs from 'canonicalize'
-import pLimit from 'p-limit'
 import { describe, expect, it } from 'vitest'
-import { checksFor } from '#grader/checks/index.ts'
 import { PLAIN, respell, serialize, type Style } from '#grader/checks/jsonVariants.ts'
 import { APPENDIX_B, canonicalizeCases, double } from '#grader/checks/rfc8785.ts'
-import { materialize } from '#grader/mutants/mutant.ts'
 import { stage2Mutants } from '#grader/mutants/stage2.ts'
 import { Rng } from '#grader/rng.ts'
-import { grade, type GradeResult } from '#grader/runner.ts'
+import { stageSuite } from './helpers/stageSuite.ts'
 
-const SEEDS = [3, 2_718, 16_180]
-const stageChecks = checksFor(2).map((c) => c.id)
-const failures = (r: GradeResult) => r.checks.filter((c) => !c.passed).map((c) => `${c.id}: ${c.message} (${r.rerun})`)
-const twoAtATime = pLimit(2)
+const SEEDS = [3, 2_718, 16_180] as const
 
-describe('stage 2 (fingerprint)', () => {
-  it('the solution passes the cumulative grade (stages 0 to 2) on two seeds, and stage 2 on the third', async () => {
-    const results = await Promise.all(
-      SEEDS.map((seed, i) => twoAtATime(() => grade({ stage: 2, seed, source: { kind: 'solution' }, only: i < 2 ? undefined : stageChecks }))),
-    )
-    for (const r of results) expect(failures(r)).toEqual([])
-    expect(results[0]!.checks.filter((c) => c.stage === 2).map((c) => c.id)).toEqual(stageChecks)
-  })
-
-  it("the starter fails this stage's checks, and names them", async () => {
-    const r = await grade({ stage: 2, seed: SEEDS[0]!, source: { kind: 'starter' }, only: stageChecks })
-    // The starter is stage 1's layer: a re-serialized retry is a duplicate there too.
-    expect(r.checks.filter((c) => !c.passed).map((c) => c.id)).toEqual(stageChecks.filter((id) => id !== 'reserialized-retry'))
-  })
-
-  it.for(stage2Mutants)('mutant $id fails its check on every seed', async (mutant) => {
-    const path = materialize(mutant)
-    try {
-      const results = await Promise.all(
-        SEEDS.map((seed) => twoAtATime(() => grade({ stage: 2, seed, source: { kind: 'dir', path }, only: [mutant.mustFail] }))),
-      )
-      for (const r of results) expect(r.checks.map((c) => [c.id, c.passed]), `${mutant.id}: ${r.rerun}`).toEqual([[mutant.mustFail, false]])
-    } finally {
-      rmSync(path, { recursive: true, force: true })
-    }
-  })
+stageSuite(2, {
+  seeds: [...SEEDS],
+  mutants: stage2Mutants,
+  // The starter is stage 1's layer: a re-serialized retry is a duplicate there too.
+  starterPasses: ['reserialized-retry'],
 })
 
 describe("the grader's RFC 8785 expectations", () => {

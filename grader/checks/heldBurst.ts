@@ -8,47 +8,26 @@
 // layer that lets two requests through is caught every run, not when the
 // scheduler happens to interleave them.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { BankClient } from '../bankClient.ts'
+import type { BankClient } from '../bankClient.ts'
 import { fail } from '../check.ts'
-import { HttpClient, type Reply, type RequestSpec } from '../http.ts'
+import type { Reply, RequestSpec } from '../http.ts'
 
 export type BurstGroup = { bank: BankClient; specs: RequestSpec[] }
 export type HeldBurst = { replies: Reply[]; reachedCore: number }
 
-/**
- * Counts answers while the runner's own client still sends (and records) each
- * request: HttpClient.burst sends every request through `this.send`.
- */
-class CountingHttp extends HttpClient {
-  answered = 0
-
-  constructor(private readonly inner: HttpClient) {
-    super(() => undefined)
-  }
-
-  override async send(...args: Parameters<HttpClient['send']>): Promise<Reply> {
-    try {
-      return await this.inner.send(...args)
-    } finally {
-      this.answered++
-    }
-  }
-}
-
 export async function heldBurst(groups: BurstGroup[], timeoutMs = 10_000): Promise<HeldBurst> {
   const total = groups.reduce((n, g) => n + g.specs.length, 0)
-  const counters = groups.map((g) => new CountingHttp(g.bank.http))
+  let answered = 0
   const release = () => Promise.all(groups.map((g) => g.bank.core({ hold: false })))
   await Promise.all(groups.map((g) => g.bank.core({ hold: true })))
   try {
-    const all = Promise.all(groups.map((g, i) => new BankClient(g.bank.server, counters[i]!, g.bank.adminToken).burst(g.specs)))
+    const all = Promise.all(groups.map((g) => g.bank.burst(g.specs, () => answered++)))
     all.catch(() => undefined) // awaited below, unless the wait fails first
     const deadline = Date.now() + timeoutMs
     let reachedCore = 0
     for (;;) {
       const states = await Promise.all(groups.map((g) => g.bank.core({})))
       reachedCore = states.reduce((n, s) => n + s.inflight, 0)
-      const answered = counters.reduce((n, c) => n + c.answered, 0)
       if (answered + reachedCore >= total) break
       if (Date.now() > deadline)
         fail(

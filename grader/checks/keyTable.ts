@@ -9,7 +9,8 @@
 import Database from 'better-sqlite3'
 
 /** The bank's own tables: a key found there would not be the layer's. */
-const BANK_TABLES = new Set(['clients', 'accounts', 'ledger'])
+/** The bank's own tables (bank/db.ts); every other table belongs to the layer. */
+export const BANK_TABLES = new Set(['clients', 'accounts', 'ledger'])
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
 

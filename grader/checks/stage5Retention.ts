@@ -13,6 +13,7 @@ import type { TransferBody } from '../bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import type { Reply } from '../http.ts'
 import { expectConsistent, openParties, rowsBetween, type Party } from './fixtures.ts'
+import { BANK_TABLES } from './keyTable.ts'
 import { expectReplayOf, isReplay } from './replies.ts'
 
 /** Date.now() has whole milliseconds; the bounds above get this much slack. */
@@ -135,7 +136,6 @@ const newExecutionAfterExpiry: Check = {
 }
 
 /** The bank's own tables; every other table belongs to the idempotency layer. */
-const BANK_TABLES = ['clients', 'accounts', 'ledger']
 
 /** Rows per table of the layer, read from the database file without writing to it. */
 function layerRows(dbPath: string): Record<string, number> {
@@ -144,7 +144,7 @@ function layerRows(dbPath: string): Record<string, number> {
     const tables = db
       .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
       .all()
-      .filter((t) => !BANK_TABLES.includes(t.name))
+      .filter((t) => !BANK_TABLES.has(t.name))
     const count = (table: string) => db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM "${table.replaceAll('"', '""')}"`).get()!.n
     return Object.fromEntries(tables.map((t) => [t.name, count(t.name)]))
   } finally {

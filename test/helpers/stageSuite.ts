@@ -1,0 +1,75 @@
+// The three tests every stage owes: its reference solution passes the whole
+// cumulative grade, its starter fails this stage's checks (and names them),
+// and each of its mutants fails the check aimed at it on every seed, seeds on
+// which the solution passes that same check. (npm run test:repeat runs the
+// same over 20 seeds.)
+//
+// Every grade is queued up front, two at a time (each grade is a handful of
+// real server processes; the machine has two cores), and each test awaits
+// its own.
+import { rmSync } from 'node:fs'
+import pLimit from 'p-limit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { checksFor } from '#grader/checks/index.ts'
+import { stageByNumber } from '#grader/course.ts'
+import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
+import { grade, type GradeOptions, type GradeResult } from '#grader/runner.ts'
+
+export const failures = (r: GradeResult) => r.checks.filter((c) => !c.passed).map((c) => `${c.id}: ${c.message} (${r.rerun})`)
+
+export type StageSuite = {
+  /** Three fixed seeds: the first two grade the whole course, the third this stage only. */
+  seeds: [number, number, number]
+  mutants: Mutant[]
+  /** Checks of this stage the starter passes, because an earlier layer already gives them. */
+  starterPasses?: string[]
+}
+
+export function stageSuite(stage: number, { seeds, mutants, starterPasses = [] }: StageSuite) {
+  const { slug } = stageByNumber(stage)
+  const stageChecks = checksFor(stage).map((c) => c.id)
+  const queue = pLimit(2)
+  const jobs = new Map<string, Promise<GradeResult>>()
+  const checkouts: string[] = []
+  const enqueue = (name: string, options: Omit<GradeOptions, 'stage'>) => {
+    const job = queue(() => grade({ stage, ...options }))
+    job.catch(() => undefined) // awaited by its test
+    jobs.set(name, job)
+  }
+
+  beforeAll(() => {
+    seeds.forEach((seed, i) => enqueue(`solution ${seed}`, { seed, source: { kind: 'solution' }, only: i < 2 ? undefined : stageChecks }))
+    enqueue('starter', { seed: seeds[0], source: { kind: 'starter' }, only: stageChecks })
+    for (const mutant of mutants) {
+      const path = materialize(mutant)
+      checkouts.push(path)
+      for (const seed of seeds) enqueue(`${mutant.id} ${seed}`, { seed, source: { kind: 'dir', path }, only: [mutant.mustFail] })
+    }
+  })
+
+  afterAll(async () => {
+    await Promise.allSettled(jobs.values())
+    for (const path of checkouts) rmSync(path, { recursive: true, force: true })
+  })
+
+  describe(`stage ${stage} (${slug})`, () => {
+    it(`the solution passes the cumulative grade (stages 0 to ${stage}) on two seeds, and stage ${stage} on a third`, async () => {
+      for (const seed of seeds) expect(failures(await jobs.get(`solution ${seed}`)!)).toEqual([])
+      const full = await jobs.get(`solution ${seeds[0]}`)!
+      expect(full.checks.filter((c) => c.stage === stage).map((c) => c.id)).toEqual(stageChecks)
+      expect(new Set(full.checks.map((c) => c.stage))).toEqual(new Set(Array.from({ length: stage + 1 }, (_, i) => i)))
+    })
+
+    it("the starter fails this stage's checks, and names them", async () => {
+      const r = await jobs.get('starter')!
+      expect(r.checks.filter((c) => !c.passed).map((c) => c.id)).toEqual(stageChecks.filter((id) => !starterPasses.includes(id)))
+    })
+
+    it.for(mutants)('mutant $id fails its check on every seed', async (mutant) => {
+      for (const seed of seeds) {
+        const r = await jobs.get(`${mutant.id} ${seed}`)!
+        expect(r.checks.map((c) => [c.id, c.passed]), `${mutant.id}: ${r.rerun}`).toEqual([[mutant.mustFail, false]])
+      }
+    })
+  })
+}
