@@ -8,7 +8,7 @@ import { installSignalCleanup } from './processes.ts'
 import { printCheck, printHeader, printStageStart, printSummary, printVerboseExchange } from './report.ts'
 import { newSeed } from './rng.ts'
 import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from './roster/roster.ts'
-import { grade, type GradeResult } from './runner.ts'
+import type { GradeResult } from './runner.ts'
 import type { Source } from './workspace.ts'
 
 const USAGE = `usage: npm run grade -- <stage> [options]
@@ -72,6 +72,9 @@ async function main(): Promise<number> {
   }
   const where = source.kind === 'starter' ? `stages/${stage.folder}` : source.kind === 'solution' ? `solutions/${stage.folder}` : source.path
 
+  // Loaded here, not at the top: a check module that fails to load is the
+  // grader failing (exit 2), not a failed grade.
+  const { grade } = await import('./runner.ts')
   const results: GradeResult[] = []
   for (let run = 0; run < repeat; run++) {
     const seed = firstSeed + run

@@ -13,9 +13,9 @@ export function isUniqueViolation(error: unknown): boolean {
 
 export function createKeyStore(db: Db) {
   // TODO 1: make `key` the PRIMARY KEY. Without a constraint, nothing stops a
-  // second row with the same key. (After changing the table, delete the
-  // bank.sqlite that `npm run serve` keeps: CREATE TABLE IF NOT EXISTS does
-  // not change a table that already exists.)
+  // second row with the same key. (After changing the table, start
+  // `npm run serve -- 1 --fresh`: CREATE TABLE IF NOT EXISTS does not change
+  // a table that already exists.)
   db.exec(`
     CREATE TABLE IF NOT EXISTS idempotency_keys (
       key        TEXT NOT NULL,

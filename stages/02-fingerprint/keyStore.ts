@@ -6,8 +6,8 @@ import { isUniqueViolation } from '#solutions/01-unique-key/keyStore.ts'
 export type Claim = { kind: 'claimed' } | { kind: 'duplicate'; fingerprint: string }
 
 export function createKeyStore(db: Db) {
-  // TODO 1: add a `fingerprint TEXT NOT NULL` column. (Delete the bank.sqlite
-  // that `npm run serve` keeps after changing the table.)
+  // TODO 1: add a `fingerprint TEXT NOT NULL` column. (After changing the
+  // table, start `npm run serve -- 2 --fresh`.)
   db.exec(`
     CREATE TABLE IF NOT EXISTS idempotency_keys (
       key        TEXT PRIMARY KEY,
