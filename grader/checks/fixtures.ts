@@ -1,5 +1,6 @@
 // Setup and ledger assertions shared by the checks of every stage.
 import type { BankClient, Customer, Ledger } from '../bankClient.ts'
+import type { Reply } from '../http.ts'
 import { expectEqual, fail, type CheckContext } from '../check.ts'
 
 export type Party = { customer: Customer; accounts: string[] }
@@ -20,6 +21,9 @@ export async function openParties(
   }
   return parties
 }
+
+/** Success of any kind: an execution (201) or an answer that it was done (200, a replay). */
+export const is2xx = (r: Reply) => r.status >= 200 && r.status < 300
 
 /** A fresh key for requests whose idempotency is not what the check is about. */
 export const freshKey = (ctx: CheckContext) => ctx.rng.uuid()

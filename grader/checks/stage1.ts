@@ -9,14 +9,12 @@
 import type { BankClient, Ledger, TransferBody } from '../bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import type { Reply } from '../http.ts'
-import { expectConsistent, newRows, openParties, type Party } from './fixtures.ts'
+import { expectConsistent, is2xx, newRows, openParties, type Party } from './fixtures.ts'
 import { heldBurst } from './heldBurst.ts'
 import { inspectKeyTable } from './keyTable.ts'
 
 /** Processing delay of the instance the simultaneous-retries check starts: the window a check-then-insert leaves open. */
 const RACE_WINDOW_MS = 300
-
-const is2xx = (r: Reply) => r.status >= 200 && r.status < 300
 
 function expectNotExecutedAnswer(reply: Reply, why: string): void {
   if (!is2xx(reply)) fail(`${why}: a duplicate is not an error, it gets a 2xx (200 "already-processed" at this stage)`, {

@@ -7,75 +7,11 @@
 // long as the check needs. The checks never sleep and hope; they poll the
 // core's `inflight` count to know where each request is.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { BankClient, type Ledger, type TransferBody } from '../bankClient.ts'
-import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
+import type { TransferBody } from '../bankClient.ts'
+import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../check.ts'
 import type { Reply } from '../http.ts'
-import { newRows, openParties, type Party } from './fixtures.ts'
-
-const is2xx = (r: Reply) => r.status >= 200 && r.status < 300
-
-/** A request whose reply may come much later (or never, if the server is killed): handled now, awaited later. */
-function pending(reply: Promise<Reply>): Promise<Reply> {
-  reply.catch(() => undefined) // the check awaits it later, or gives up on it on purpose
-  return reply
-}
-
-/**
- * While the core is held, a request sent to the layer either answers (the
- * layer refused to execute it) or reaches the core and stays there (the layer
- * let it execute). Polls both until one of them is certain.
- */
-async function answeredOrInCore(
-  bank: BankClient,
-  replies: Promise<Reply[]>,
-  alreadyInCore: number,
-  timeoutMs = 8_000,
-): Promise<{ answered: Reply[] } | { reachedCore: number }> {
-  let answered: Reply[] | undefined
-  const all = replies.then((r) => (answered = r))
-  all.catch(() => undefined) // a failed request surfaces in the race below
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    if (answered) return { answered }
-    const { inflight } = await bank.core({})
-    if (inflight > alreadyInCore) return { reachedCore: inflight - alreadyInCore }
-    if (Date.now() > deadline)
-      fail(`after ${timeoutMs} ms the duplicate(s) had neither been answered nor reached the core: they are waiting in the layer for the first request`, {
-        expected: 'an answer at once (409 or 422), without waiting for the first request',
-      })
-    await Promise.race([all, sleep(20)])
-  }
-}
-
-/** Retry-After is delta-seconds or an HTTP date (RFC 9110 §10.2.3). */
-function expectRetryAfter(reply: Reply, why: string): void {
-  const value = reply.headers['retry-after']
-  if (value === undefined || !(/^\d+$/.test(value) || !Number.isNaN(Date.parse(value))))
-    fail(`${why}: a 409 for a request in flight tells the client when to ask again`, {
-      exchange: reply.exchange,
-      expected: 'Retry-After: <seconds>',
-      got: value === undefined ? '(no Retry-After header)' : `Retry-After: ${value}`,
-    })
-}
-
-/** One transfer's worth of random inputs: who pays, what, under which key. */
-function plan(ctx: CheckContext, a: Party, b: Party): { body: TransferBody; key: string } {
-  return { body: { from: a.accounts[0]!, to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 90_000) }, key: ctx.rng.uuid() }
-}
-
-/** After everything settled: the intent moved money exactly once, and any 201 names that one row. */
-async function expectExactlyOnce(bank: BankClient, before: Ledger, body: TransferBody, winner?: Reply) {
-  const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
-  if (rows.length === 0) fail('the transfer never moved any money', { exchange: winner?.exchange, expected: '1 ledger row', got: '0 rows' })
-  if (rows.length > 1)
-    fail(`one intent (one Idempotency-Key) moved the money ${rows.length} times`, {
-      exchange: winner?.exchange,
-      expected: '1 ledger row',
-      got: rows.map((r) => `${r.id} ₩${r.amount}`).join(', '),
-    })
-  expectEqual(rows[0]!.amount, body.amount, 'the ledger row carries the requested amount')
-  if (winner?.status === 201) expectEqual(winner.json?.id, rows[0]!.id, 'the 201 names the transfer that is in the ledger', winner.exchange)
-}
+import { is2xx, newRows, openParties } from './fixtures.ts'
+import { answeredOrInCore, expectExactlyOnce, expectRetryAfter, pending, plan } from './inFlight.ts'
 
 const inFlightDuplicate: Check = {
   id: 'in-flight-duplicate-409',
