@@ -13,6 +13,17 @@ export function pending(reply: Promise<Reply>): Promise<Reply> {
 }
 
 /**
+ * Holds the core shut, sends one request and waits until it sits inside the
+ * core: past its claim, provably in flight. The caller releases the core.
+ */
+export async function holdInCore(bank: BankClient, send: () => Promise<Reply>): Promise<{ reply: Promise<Reply> }> {
+  await bank.core({ hold: true })
+  const reply = pending(send())
+  await bank.waitForInflight(1)
+  return { reply } // wrapped: an async function would otherwise wait for the held reply itself
+}
+
+/**
  * While the core is held, a request sent to the layer either answers (the
  * layer refused to execute it) or reaches the core and stays there (the layer
  * let it execute). Polls both until one of them is certain.

@@ -11,7 +11,7 @@ import type { TransferBody } from '../bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../check.ts'
 import type { Reply } from '../http.ts'
 import { is2xx, newRows, openParties } from './fixtures.ts'
-import { answeredOrInCore, expectExactlyOnce, expectRetryAfter, pending, plan } from './inFlight.ts'
+import { answeredOrInCore, expectExactlyOnce, expectRetryAfter, holdInCore, pending, plan } from './inFlight.ts'
 
 const inFlightDuplicate: Check = {
   id: 'in-flight-duplicate-409',
@@ -26,10 +26,8 @@ const inFlightDuplicate: Check = {
     const before = await bank.ledger()
     const copies = ctx.rng.int(1, 3)
     let first: Reply
-    await bank.core({ hold: true })
     try {
-      const firstReply = pending(bank.transfer(a!.customer, body, { key }))
-      await bank.waitForInflight(1)
+      const { reply: firstReply } = await holdInCore(bank, () => bank.transfer(a!.customer, body, { key }))
       const spec = bank.postSpec(a!.customer, '/transfers', body, { key })
       const seen = await answeredOrInCore(bank, bank.burst(Array.from({ length: copies }, () => spec)), 1)
       if ('reachedCore' in seen)
@@ -72,10 +70,8 @@ const inFlightDifferentPayload: Check = {
     ])
     const before = await bank.ledger()
     let first: Reply
-    await bank.core({ hold: true })
     try {
-      const firstReply = pending(bank.transfer(a!.customer, body, { key }))
-      await bank.waitForInflight(1)
+      const { reply: firstReply } = await holdInCore(bank, () => bank.transfer(a!.customer, body, { key }))
       const seen = await answeredOrInCore(bank, bank.transfer(a!.customer, amended, { key }).then((r) => [r]), 1)
       if ('reachedCore' in seen)
         fail('a different payload under a key in flight got past the key and is executing', { expected: 'HTTP 422 at once', got: 'a request waiting in the core' })
@@ -107,19 +103,16 @@ const crashMidTransfer: Check = {
   hint: 'The claim must not say "done" before the money commits (complete it inside the money transaction), and it needs a lease so that a retry can take over a claim whose process died.',
   timeoutMs: 40_000,
   async run(ctx) {
-    const first = await ctx.startServer({ env: { LAB_LEASE_MS: String(CRASH_LEASE_MS) } })
-    const [a, b] = await openParties(ctx, 2, 2, first)
+    const bank = await ctx.startServer({ env: { LAB_LEASE_MS: String(CRASH_LEASE_MS) } })
+    const [a, b] = await openParties(ctx, 2, 2, bank)
     const { body, key } = plan(ctx, a!, b!)
-    const before = await first.ledger()
-    await first.core({ hold: true })
-    const lost = pending(first.transfer(a!.customer, body, { key }))
-    await first.waitForInflight(1)
+    const before = await bank.ledger()
+    const { reply: lost } = await holdInCore(bank, () => bank.transfer(a!.customer, body, { key }))
     // SIGKILL: no handler runs, nothing is cleaned up, the claim stays in the database.
-    await first.server.crash()
+    await bank.server.crash()
     if (await lost.then(() => true, () => false)) fail('the request held in the core answered although its server was killed')
     // The same instance, started again on the same database file (its port may change).
-    await first.server.restart()
-    const bank = first
+    await bank.server.restart()
     const restarted = Date.now()
     const bound = CRASH_LEASE_MS + AFTER_LEASE_MS
     let reply: Reply
@@ -168,10 +161,8 @@ const leaseExpired: Check = {
     const before = await bank.ledger()
     let slow: Reply
     let retry: Reply
-    await bank.core({ hold: true })
     try {
-      const slowReply = pending(bank.transfer(a!.customer, body, { key }))
-      await bank.waitForInflight(1)
+      const { reply: slowReply } = await holdInCore(bank, () => bank.transfer(a!.customer, body, { key }))
       const claimed = Date.now()
       // Retry until the lease has run out and a retry takes the claim over (it then waits in the core too).
       let retryReply: Promise<Reply> | undefined
