@@ -9,21 +9,10 @@ import { CoreBanking } from './core.ts'
 import type { Db } from './db.ts'
 import type { Layer, Operation } from './layer.ts'
 import { createMoney } from './money.ts'
-import { HttpProblem, jsonOutcome, problem, type Outcome } from './problem.ts'
+import { jsonBody, type RawRequest } from './body.ts'
+import { repeatedKeyProblem } from './keyLines.ts'
+import { HttpProblem, jsonOutcome, problem, writeOutcome as send, type Outcome } from './problem.ts'
 import { CoreUpdate, DepositBody, NewAccount, NewClient, TransferBody } from './schemas.ts'
-
-type RawRequest = Request & { rawBody?: string }
-
-function send(res: Response, outcome: Outcome, extraHeaders: Record<string, string> = {}) {
-  // Written with the raw Node API so the bytes sent are exactly outcome.body:
-  // Express would add a charset and an ETag, and a replay must match byte for byte.
-  res.writeHead(outcome.status, {
-    ...extraHeaders,
-    ...outcome.headers,
-    'Content-Length': String(Buffer.byteLength(outcome.body)),
-  })
-  res.end(outcome.body)
-}
 
 function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   const result = schema.safeParse(body)
@@ -45,17 +34,14 @@ export function createApp(db: Db, config: Config, layer: Layer) {
   const client = requireClient(db)
   const admin = requireAdmin(config.adminToken)
 
-  app.use(
-    express.json({
-      limit: config.bodyLimit,
-      // Any JSON value parses (null, "text", 7); the schemas then refuse what
-      // is not an object, with a 400 that says why.
-      strict: false,
-      verify: (req, _res, buf) => {
-        ;(req as RawRequest).rawBody = buf.toString('utf8')
-      },
-    }),
-  )
+  // HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own check would answer it
+  // without a problem body, so the server turns that check off (httpServer.ts) and this one answers.
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    if (req.httpVersion === '1.1' && req.headers.host === undefined)
+      throw new HttpProblem(problem(400, 'bad-request', 'Bad request', 'An HTTP/1.1 request needs a Host header.'))
+    next()
+  })
+  app.use(jsonBody(config.bodyLimit))
 
   app.get('/health', (_req, res) => send(res, jsonOutcome(200, { status: 'ok', pid: process.pid })))
 
@@ -131,13 +117,21 @@ export function createApp(db: Db, config: Config, layer: Layer) {
   }
 
   // ---- the money-moving POSTs, each wrapped by the stage's layer ---------------
-  function moneyRoute<S extends z.ZodType>(schema: S, move: (clientId: string, payload: z.infer<S>) => Outcome) {
-    return async (req: Request, res: Response) => {
+  // Express matches /transfers, /TRANSFERS and /transfers/ alike, so the
+  // route a layer scopes keys by is the name given here (op.route), never the
+  // spelling of the request (op.path): one route, one key space.
+  function moneyRoute<S extends z.ZodType>(path: string, schema: S, move: (clientId: string, payload: z.infer<S>) => Outcome) {
+    const route = `POST ${path}`
+    app.post(path, client, async (req: Request, res: Response) => {
       const clientId: string = res.locals.clientId
       const payload = parse(schema, req.body)
+      // Answered like the layer's own malformed key (and with its policy), before the layer runs.
+      const repeated = repeatedKeyProblem(req.headersDistinct)
+      if (repeated) return send(res, repeated, layer.policyHeaders)
       const op: Operation = {
         clientId,
-        route: `POST ${req.path}`,
+        route,
+        path: req.path,
         idempotencyKey: req.get('idempotency-key'),
         payload: req.body,
         rawBody: (req as RawRequest).rawBody ?? '',
@@ -158,10 +152,10 @@ export function createApp(db: Db, config: Config, layer: Layer) {
         },
       }
       send(res, await layer.handle(op), layer.policyHeaders)
-    }
+    })
   }
-  app.post('/transfers', client, moneyRoute(TransferBody, money.transfer))
-  app.post('/deposits', client, moneyRoute(DepositBody, money.deposit))
+  moneyRoute('/transfers', TransferBody, money.transfer)
+  moneyRoute('/deposits', DepositBody, money.deposit)
 
   // ---- errors -----------------------------------------------------------------
   app.use((req: Request) => {

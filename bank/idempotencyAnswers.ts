@@ -31,9 +31,15 @@ export const claimLost = (): Outcome =>
     headers: { 'Retry-After': '1' },
   })
 
-/** The body cannot be fingerprinted (e.g. a lone surrogate: not I-JSON, RFC 7493). */
+/**
+ * The body cannot be fingerprinted (e.g. a lone surrogate: not I-JSON, RFC 7493).
+ * The bank already refuses such bodies before any layer (body.ts); this is the
+ * layer's safety net, in the same shape as the bank's invalid-body answer.
+ */
 export const notIJson = (reason: string): Outcome =>
-  problem(400, 'invalid-body', 'Invalid request body', `The body is not I-JSON (RFC 7493): ${reason}`)
+  problem(400, 'invalid-body', 'Invalid request body', `The body is not I-JSON (RFC 7493): ${reason}`, {
+    members: { errors: [{ path: '', message: reason }] },
+  })
 
 /** Marks a replayed response (Stripe's convention). */
 export const REPLAYED_HEADER = 'Idempotent-Replayed'

@@ -11,8 +11,17 @@ export type { Outcome } from './problem.ts'
 export type Operation = {
   /** The authenticated client making the request. */
   clientId: string
-  /** Method and route, e.g. `POST /transfers`. */
+  /**
+   * The bank's name for the route: method and path as the route is defined,
+   * `POST /transfers` or `POST /deposits`, however the client spelled the URL.
+   * Scope keys by this.
+   */
   route: string
+  /**
+   * The URL path exactly as the client spelled it (`/TRANSFERS/`, say), for
+   * logs. Two spellings of one route are one route: scope by `route`.
+   */
+  path: string
   /** The raw `Idempotency-Key` header, exactly as received (undefined when absent). */
   idempotencyKey: string | undefined
   /** The JSON body, parsed and validated. */

@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url'
 import { createApp } from './app.ts'
 import { loadConfig } from './config.ts'
 import { openDatabase } from './db.ts'
+import { createHttpServer } from './httpServer.ts'
 import type { CreateLayer } from './layer.ts'
 
 const config = loadConfig()
@@ -15,7 +16,7 @@ const layerFile = pathToFileURL(resolve(config.stageDir, 'idempotency.ts')).href
 const { createLayer } = (await import(layerFile)) as { createLayer: CreateLayer }
 const app = createApp(db, config, createLayer({ db, config }))
 
-const server = app.listen(config.port, config.host, () => {
+const server = createHttpServer(app).listen(config.port, config.host, () => {
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : config.port
   console.log(`listening on http://${config.host}:${port} (stage ${config.stageDir}, pid ${process.pid})`)

@@ -1,6 +1,8 @@
 // RFC 9457 problem details. Every error the bank sends is one of these, and
 // every response (success or not) is an Outcome: status, headers and the exact
 // body bytes. Stages that store and replay responses store exactly this.
+import type { ServerResponse } from 'node:http'
+
 export type Outcome = {
   status: number
   headers: Record<string, string>
@@ -34,4 +36,18 @@ export class HttpProblem extends Error {
   constructor(readonly outcome: Outcome) {
     super(`HTTP ${outcome.status}`)
   }
+}
+
+/**
+ * Sends an outcome with the raw Node API, so the bytes sent are exactly
+ * outcome.body: Express would add a charset and an ETag, and a replay must
+ * match byte for byte.
+ */
+export function writeOutcome(res: ServerResponse, outcome: Outcome, extraHeaders: Record<string, string> = {}): void {
+  res.writeHead(outcome.status, {
+    ...extraHeaders,
+    ...outcome.headers,
+    'Content-Length': String(Buffer.byteLength(outcome.body)),
+  })
+  res.end(outcome.body)
 }

@@ -5,6 +5,16 @@ import { z } from 'zod'
 /** One trillion won: far above any real transfer, far below 2^53. */
 export const MAX_AMOUNT = 1_000_000_000_000
 
+/**
+ * Deepest nesting of arrays and objects a body may have (the top-level object
+ * is level 1). Checked on the text before any schema runs: z.json() below
+ * recurses, and a few kilobytes of brackets would overflow its stack.
+ */
+export const MAX_JSON_DEPTH = 32
+
+/** Top-level members that hold money: their literal must be a whole number as written (body.ts). */
+export const MONEY_MEMBERS = ['amount', 'balance'] as const
+
 const amount = z.number().int('amount must be a whole number of won').positive().max(MAX_AMOUNT)
 const accountId = z.string().min(1).max(64)
 

@@ -12,6 +12,7 @@ import type { Reply } from '../http.ts'
 import { expectConsistent, newRows, openParties, type Party } from './fixtures.ts'
 import { heldBurst } from './heldBurst.ts'
 import { expectFirstAnswer, expectReplayOf, isReplay } from './replies.ts'
+import { oneRouteAnySpelling } from './routeSpelling.ts'
 import { policyPublished } from './stage5Policy.ts'
 import { retentionChecks } from './stage5Retention.ts'
 
@@ -203,4 +204,4 @@ const noCrossClientSignal: Check = {
   },
 }
 
-export const stage5: Check[] = [scopePerClient, scopePerRoute, noCrossClientSignal, ...retentionChecks, policyPublished]
+export const stage5: Check[] = [scopePerClient, scopePerRoute, oneRouteAnySpelling, noCrossClientSignal, ...retentionChecks, policyPublished]

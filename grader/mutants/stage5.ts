@@ -82,4 +82,11 @@ export const stage5Mutants: Mutant[] = [
       },
     ],
   },
+  {
+    id: 'scope-by-raw-path',
+    stage: 5,
+    title: 'Scoped by the URL as typed: /transfers, /TRANSFERS and /transfers/ are one route to Express but three key spaces',
+    mustFail: 'one-route-any-spelling',
+    edits: [{ file: 'idempotency.ts', find: scope, replace: 'const scope = { clientId: op.clientId, route: `POST ${op.path}`, key: request.key }' }],
+  },
 ]

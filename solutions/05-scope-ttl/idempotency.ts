@@ -24,6 +24,8 @@ export const createLayer: CreateLayer = ({ db, config }) => {
       if ('status' in request) return request
 
       // The scope: who sent it and where, not only the string they chose.
+      // op.route is the bank's name for the route (POST /transfers for
+      // /TRANSFERS/ too); op.path, the URL as typed, would split one route in two.
       const scope = { clientId: op.clientId, route: op.route, key: request.key }
       const claim = keys.claim(scope, request.fingerprint)
       if (claim.kind === 'mismatch') return keyReused()
