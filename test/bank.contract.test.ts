@@ -1,17 +1,29 @@
 // The bank's HTTP contract (CONTRACT.md), tested against a real bank process
 // (bank/main.ts with the stage 0 layer) on a real port and a real SQLite file.
+import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
 import { resolve } from 'node:path'
 import { Readable } from 'node:stream'
 import { gzipSync } from 'node:zlib'
 import Database from 'better-sqlite3'
 import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createApp } from '#bank/app.ts'
+import { loadConfig } from '#bank/config.ts'
+import { openDatabase } from '#bank/db.ts'
+import { createHttpServer } from '#bank/httpServer.ts'
+import type { Layer } from '#bank/layer.ts'
+import { jsonOutcome } from '#bank/problem.ts'
+import { MAX_JSON_DEPTH } from '#bank/schemas.ts'
 import type { BankClient, Customer, Ledger } from '#grader/bankClient.ts'
+import { TRANSFER_SPELLINGS } from '#grader/checks/routeSpelling.ts'
+import { course } from '#grader/course.ts'
 import type { Exchange, RequestSpec } from '#grader/http.ts'
 import { repoRoot } from '#grader/paths.ts'
 import { balancesOf, customerWith, expectProblemReply, startBank, type TestBank } from './helpers/bank.ts'
 import { leftoverAfter, processesWithMarker } from './helpers/procs.ts'
+import { asExchange, rawRequest, sendRaw } from './helpers/rawHttp.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 const MAX_AMOUNT = 1_000_000_000_000
@@ -205,6 +217,8 @@ describe('bad input never yields a 500 and never changes a balance', () => {
   const A = () => alice.accounts[0]!
   const B = () => bob.accounts[0]!
   const t = (extra: Record<string, unknown>) => JSON.stringify({ from: A(), to: B(), amount: 5_000, ...extra })
+  /** Metadata that makes a transfer body `depth` levels deep (the body object, metadata, then arrays). */
+  const metadataOfDepth = (depth: number) => ({ a: JSON.parse(`${'['.repeat(depth - 2)}${']'.repeat(depth - 2)}`) })
   /** A transfer body of exactly `bytes` bytes (the memo fills it up). */
   const sized = (bytes: number) => () => t({ memo: 'x'.repeat(bytes - t({ memo: '' }).length) })
   // Bodies are thunks: the accounts exist only once beforeAll has run.
@@ -246,9 +260,35 @@ describe('bad input never yields a 500 and never changes a balance', () => {
     { what: 'a memo that is a number', raw: () => t({ memo: 42 }), status: 400, type: '/problems/invalid-body' },
     { what: 'metadata that is an array', raw: () => t({ metadata: [1, 2] }), status: 400, type: '/problems/invalid-body' },
     { what: 'metadata that is a string', raw: () => t({ metadata: 'x' }), status: 400, type: '/problems/invalid-body' },
-    { what: 'a form-encoded body', raw: () => `from=${A()}&to=${B()}&amount=5000`, headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, status: 400, type: '/problems/invalid-body' },
-    { what: 'JSON sent as text/plain', raw: () => t({}), headers: { 'Content-Type': 'text/plain' }, status: 400, type: '/problems/invalid-body' },
-    { what: 'a charset the bank cannot read', raw: () => t({}), headers: { 'Content-Type': 'application/json; charset=latin1' }, status: 415 },
+    // Anything but UTF-8 JSON is 415, whatever the bytes would parse to.
+    { what: 'a form-encoded body', raw: () => `from=${A()}&to=${B()}&amount=5000`, headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, status: 415, type: '/problems/unsupported-media-type' },
+    { what: 'JSON sent as text/plain', raw: () => t({}), headers: { 'Content-Type': 'text/plain' }, status: 415, type: '/problems/unsupported-media-type' },
+    { what: 'a charset the bank cannot read', raw: () => t({}), headers: { 'Content-Type': 'application/json; charset=latin1' }, status: 415, type: '/problems/unsupported-media-type' },
+    { what: 'charset=utf-16 over UTF-8 bytes', raw: () => t({}), headers: { 'Content-Type': 'application/json; charset=utf-16' }, status: 415, type: '/problems/unsupported-media-type' },
+    { what: 'charset=utf8 (not the registered name)', raw: () => t({}), headers: { 'Content-Type': 'application/json; charset=utf8' }, status: 415, type: '/problems/unsupported-media-type' },
+    { what: 'a parameter other than charset', raw: () => t({}), headers: { 'Content-Type': 'application/json; version=2' }, status: 415, type: '/problems/unsupported-media-type' },
+    { what: 'a charset parameter without a value', raw: () => t({}), headers: { 'Content-Type': 'application/json; charset' }, status: 415, type: '/problems/unsupported-media-type' },
+    { what: 'an empty Content-Type', raw: () => t({}), headers: { 'Content-Type': '' }, status: 415, type: '/problems/unsupported-media-type' },
+    { what: 'application/problem+json', raw: () => t({}), headers: { 'Content-Type': 'application/problem+json' }, status: 415, type: '/problems/unsupported-media-type' },
+    // Depth: checked on the text, before any schema (z.json() recurses).
+    { what: 'metadata nested 33 levels deep (one over the limit)', raw: () => t({ metadata: metadataOfDepth(33) }), status: 400, type: '/problems/json-too-deep' },
+    { what: 'metadata nested 1,500 arrays deep (3 KB)', raw: () => t({}).replace('}', `,"metadata":{"a":${'['.repeat(1_500)}${']'.repeat(1_500)}}}`), status: 400, type: '/problems/json-too-deep' },
+    { what: 'a body that is 2,500 nested objects', raw: () => `${'{"a":'.repeat(2_500)}1${'}'.repeat(2_500)}`, status: 400, type: '/problems/json-too-deep' },
+    // I-JSON (RFC 7493): no duplicate member names, no lone surrogates, at any depth.
+    { what: 'amount twice (JSON.parse keeps the last)', raw: () => t({}).replace('"amount":5000', '"amount":1,"amount":5000'), status: 400, type: '/problems/invalid-body' },
+    { what: 'amount twice, once spelled \\u0061mount', raw: () => t({}).replace('"amount":5000', '"amount":1,"\\u0061mount":5000'), status: 400, type: '/problems/invalid-body' },
+    { what: 'a duplicate member deep in metadata', raw: () => t({ metadata: { a: [{ b: 1 }] } }).replace('{"b":1}', '{"b":1,"b":2}'), status: 400, type: '/problems/invalid-body' },
+    { what: 'a lone surrogate in the memo', raw: () => t({}).replace('}', ',"memo":"abc\\ud800"}'), status: 400, type: '/problems/invalid-body' },
+    { what: 'a lone surrogate in a metadata key', raw: () => t({}).replace('}', ',"metadata":{"k\\udc00":1}}'), status: 400, type: '/problems/invalid-body' },
+    { what: 'a reversed surrogate pair deep in metadata', raw: () => t({}).replace('}', ',"metadata":{"a":["ok",{"b":"\\ude00\\ud83d"}]}}'), status: 400, type: '/problems/invalid-body' },
+    // Money as written: a literal that is not exactly a whole number, whatever double it parses to.
+    { what: 'amount 0.99999999999999999999 (parses to 1)', raw: () => t({}).replace('5000', '0.99999999999999999999'), status: 400, type: '/problems/invalid-body' },
+    { what: 'amount 5000.00000000000000001 (parses to 5000)', raw: () => t({}).replace('5000', '5000.00000000000000001'), status: 400, type: '/problems/invalid-body' },
+    { what: 'amount 50000e-1 written with a fraction in the exponent', raw: () => t({}).replace('5000', '50001e-1'), status: 400, type: '/problems/invalid-body' },
+    { what: 'account: balance 0.99999999999999999999', path: '/accounts', raw: '{"balance":0.99999999999999999999}', status: 400, type: '/problems/invalid-body' },
+    // One key, not a list (the header is the bank's business before any layer's, from stage 0 on).
+    { what: 'a bare Idempotency-Key holding a list (a, b)', raw: () => t({}), headers: { 'Idempotency-Key': 'k-1, k-1' }, status: 400, type: '/problems/idempotency-key-malformed' },
+    { what: 'a quoted Idempotency-Key list ("a", "b")', raw: () => t({}), headers: { 'Idempotency-Key': '"k-1", "k-2"' }, status: 400, type: '/problems/idempotency-key-malformed' },
     { what: 'a gzip Content-Encoding over a body that is not gzip', raw: () => t({}), headers: { 'Content-Encoding': 'gzip' }, status: 400 },
     { what: 'a body of exactly the limit (read, then refused for its memo)', raw: sized(16_384), status: 400, type: '/problems/invalid-body' },
     { what: 'a body one byte over the limit', raw: sized(16_385), status: 413, type: '/problems/body-too-large' },
@@ -345,6 +385,194 @@ describe('bad input never yields a 500 and never changes a balance', () => {
 
   it('the server logged no internal error during all that', () => {
     expect(tb.server.logTail(10_000)).not.toMatch(/error|\n\s+at /i)
+  })
+})
+
+describe('bodies the bank accepts as written', () => {
+  const body = (extra: Record<string, unknown> = {}) => ({ from: alice.accounts[0]!, to: bob.accounts[0]!, amount: 700, ...extra })
+
+  it.for(['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON;CHARSET=UTF-8', 'application/json; charset="UTF-8"'])(
+    'Content-Type: %s is UTF-8 JSON',
+    async (type) => {
+      const r = await bank.transfer(alice.customer, body(), { headers: { 'Content-Type': type } })
+      expect(r.status, r.text).toBe(201)
+    },
+  )
+
+  // Exact whole numbers in another spelling are the amount the client wrote (a
+  // Python client's retry sends 250000.0): only literals that are not exactly
+  // whole, which JSON.parse would round, are refused (see the 400s above).
+  it.for(['700.0', '7e2', '7.00E+2', '70000e-2'])('amount written %s moves exactly 700 won', async (literal) => {
+    const before = balancesOf(await bank.ledger())
+    const r = await bank.transfer(alice.customer, body(), { raw: JSON.stringify(body()).replace('"amount":700', `"amount":${literal}`) })
+    expect(r.status, r.text).toBe(201)
+    expect(r.json.amount).toBe(700)
+    expect(balancesOf(await bank.ledger())[alice.accounts[0]!]).toBe(before[alice.accounts[0]!]! - 700)
+  })
+
+  it(`a body exactly ${MAX_JSON_DEPTH} levels deep is accepted`, async () => {
+    const metadata = { a: JSON.parse(`${'['.repeat(MAX_JSON_DEPTH - 2)}${']'.repeat(MAX_JSON_DEPTH - 2)}`) }
+    const r = await bank.transfer(alice.customer, body({ metadata }))
+    expect(r.status, r.text).toBe(201)
+  })
+})
+
+describe('route identity: one route, however the URL is spelled', () => {
+  it('a layer gets op.route as the bank names the route, and op.path as the client typed it', async () => {
+    const config = loadConfig({ LAB_DB: ':memory:' })
+    const db = openDatabase(':memory:')
+    const seenOps: Array<{ route: string; path: string }> = []
+    const layer: Layer = {
+      async handle(op) {
+        seenOps.push({ route: op.route, path: op.path })
+        return jsonOutcome(200, {})
+      },
+    }
+    const server = createHttpServer(createApp(db, config, layer)).listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      const post = (path: string, body: unknown, token: string) =>
+        request(`${url}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) })
+      const { apiKey } = (await (await post('/admin/clients', { name: 'x' }, config.adminToken)).body.json()) as { apiKey: string }
+      for (const path of [...TRANSFER_SPELLINGS, '/transfers?via=query'])
+        expect((await post(path, { from: 'acc_a', to: 'acc_b', amount: 1 }, apiKey)).statusCode).toBe(200)
+      for (const path of ['/DEPOSITS/', '/deposits']) expect((await post(path, { to: 'acc_a', amount: 1 }, apiKey)).statusCode).toBe(200)
+      expect(seenOps).toEqual([
+        ...TRANSFER_SPELLINGS.map((path) => ({ route: 'POST /transfers', path })),
+        { route: 'POST /transfers', path: '/transfers' },
+        { route: 'POST /deposits', path: '/DEPOSITS/' },
+        { route: 'POST /deposits', path: '/deposits' },
+      ])
+    } finally {
+      server.close()
+      db.close()
+    }
+  })
+
+  // Stage 0 executes each: proof that every spelling reaches the transfer route.
+  it.for([0, 1, 2, 3, 4, 5])('stage %i: one key on the five spellings moves the money once (stage 0: once per request)', async (stage) => {
+    const folder = course.stages[stage]!.folder
+    const { server, bank: b } = await startBank(scratch.path, { stageDir: resolve(repoRoot, 'solutions', folder), record: (e) => seen.push(e) })
+    try {
+      const payer = await customerWith(b, 100_000)
+      const payee = await customerWith(b, 0)
+      const body = { from: payer.accounts[0]!, to: payee.accounts[0]!, amount: 1_234 }
+      const replies = []
+      for (const path of TRANSFER_SPELLINGS) replies.push(await b.send(b.postSpec(payer.customer, path, body, { key: `one-intent-${stage}` })))
+      expect(replies.map((r) => r.status).every((s) => s === 200 || s === 201), replies.map((r) => `${r.status} ${r.text}`).join('\n')).toBe(true)
+      const after = await b.ledger()
+      const times = stage === 0 ? TRANSFER_SPELLINGS.length : 1
+      expect(after.entries.length, `${folder}: ledger rows`).toBe(times)
+      expect(balancesOf(after)[payer.accounts[0]!]).toBe(100_000 - times * 1_234)
+    } finally {
+      await server.stop()
+    }
+  })
+})
+
+describe('hostile HTTP: a problem+json answer, nothing moved, the server still up', () => {
+  const port = () => Number(new URL(bank.url).port)
+  const auth = () => `Authorization: Bearer ${alice.customer.apiKey}`
+  const transfer = () => JSON.stringify({ from: alice.accounts[0]!, to: bob.accounts[0]!, amount: 5_000 })
+  const post = (lines: string[], body: string | Buffer = transfer()) => rawRequest('POST', '/transfers', ['Host: bank', auth(), ...lines], body)
+  const json = 'Content-Type: application/json'
+  type RawCase = { what: string; bytes: () => Buffer; status: number; type: string }
+  const cases: RawCase[] = [
+    { what: 'Idempotency-Key on two lines, the same key', bytes: () => post([json, 'Idempotency-Key: k-7', 'Idempotency-Key: k-7']), status: 400, type: '/problems/idempotency-key-malformed' },
+    { what: 'Idempotency-Key on two lines, two keys', bytes: () => post([json, 'Idempotency-Key: a', 'Idempotency-Key: b']), status: 400, type: '/problems/idempotency-key-malformed' },
+    { what: 'a body without Content-Type', bytes: () => post([]), status: 415, type: '/problems/unsupported-media-type' },
+    { what: 'a body that is not valid UTF-8', bytes: () => post([json], Buffer.from(Buffer.from(transfer().replace('}', ',"memo":"XX"}')).map((x) => (x === 0x58 ? 0xff : x)))), status: 400, type: '/problems/malformed-json' },
+    // What Node's parser refuses before Express: answered in clientError (bank/httpServer.ts).
+    { what: 'a header value with \\x01', bytes: () => post([json, 'X-Note: a\x01b']), status: 400, type: '/problems/bad-request' },
+    { what: 'a header value with DEL', bytes: () => post([json, 'X-Note: a\x7fb']), status: 400, type: '/problems/bad-request' },
+    { what: 'a header value with NUL', bytes: () => post([json, 'X-Note: a\x00b']), status: 400, type: '/problems/bad-request' },
+    { what: 'a header value with a bare CR', bytes: () => post([json, 'X-Note: a\rb']), status: 400, type: '/problems/bad-request' },
+    { what: 'an obs-fold continuation line', bytes: () => post([json, 'X-Note: a', ' folded']), status: 400, type: '/problems/bad-request' },
+    { what: 'Content-Length together with Transfer-Encoding', bytes: () => post([json, 'Transfer-Encoding: chunked']), status: 400, type: '/problems/bad-request' },
+    { what: 'a 20 KB header', bytes: () => post([json, `X-Big: ${'x'.repeat(20 * 1024)}`]), status: 431, type: '/problems/headers-too-large' },
+    { what: 'an HTTP/2 preface (PRI * HTTP/2.0)', bytes: () => Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), status: 400, type: '/problems/bad-request' },
+    // What Node would answer itself, with a bare status line, unless the server takes over.
+    { what: 'no Host header', bytes: () => rawRequest('POST', '/transfers', [auth(), json], transfer()), status: 400, type: '/problems/bad-request' },
+    { what: 'Expect: 200-ok', bytes: () => post([json, 'Expect: 200-ok']), status: 417, type: '/problems/expectation-failed' },
+    { what: 'CONNECT', bytes: () => rawRequest('CONNECT', 'bank.example:443', ['Host: bank.example:443']), status: 404, type: '/problems/not-found' },
+  ]
+
+  it.for(cases)('$what → $status $type', async (c) => {
+    const before = await bank.ledger()
+    const bytes = c.bytes()
+    const reply = await sendRaw(port(), bytes)
+    expect(reply, 'an answer, not a closed connection').toBeDefined()
+    seen.push(asExchange(bytes, reply!))
+    expect(reply!.status, reply!.body).toBe(c.status)
+    expect(reply!.headers['content-type']).toMatch(/^application\/problem\+json/)
+    expect(reply!.json).toMatchObject({ type: c.type, status: c.status, title: expect.any(String), detail: expect.any(String) })
+    expect(Number(reply!.headers['content-length'])).toBe(Buffer.byteLength(reply!.body))
+    expect(await bank.ledger()).toEqual(before)
+    expect((await bank.send({ path: '/health' })).status).toBe(200)
+  })
+
+  it('the same key on one line executes once, and then is ignored by stage 0 as always', async () => {
+    const before = await bank.ledger()
+    const reply = await sendRaw(port(), post([json, 'Idempotency-Key: k-7']))
+    expect(reply?.status).toBe(201)
+    expect((await bank.ledger()).entries.length).toBe(before.entries.length + 1)
+  })
+})
+
+describe('the stage 5 solution with a 4 MB body limit', () => {
+  let five: TestBank
+  let payer: { customer: Customer; accounts: string[] }
+  const policy = 'idempotency-key-policy'
+  beforeAll(async () => {
+    five = await startBank(scratch.path, { stageDir: resolve(repoRoot, 'solutions', '05-scope-ttl'), env: { LAB_BODY_LIMIT: String(4 * 1024 * 1024) }, record: (e) => seen.push(e) })
+    payer = await customerWith(five.bank, 100_000, 0)
+  })
+  afterAll(async () => {
+    await five?.server.stop()
+  })
+  const body = (extra: Record<string, unknown> = {}) => ({ from: payer.accounts[0]!, to: payer.accounts[1]!, amount: 10, ...extra })
+
+  it.for([
+    ['10,000 nested arrays', `${'['.repeat(10_000)}${']'.repeat(10_000)}`],
+    ['100,000 nested arrays', `${'['.repeat(100_000)}${']'.repeat(100_000)}`],
+    ['100,000 nested objects', `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`],
+  ])('%s in metadata get 400 json-too-deep, before the layer (no policy header) and never a 500', async ([, deep]) => {
+    const before = await five.bank.ledger()
+    const r = await five.bank.transfer(payer.customer, body(), { key: 'deep', raw: JSON.stringify(body()).replace('}', `,"metadata":{"a":${deep}}}`) })
+    expectProblemReply(r, 400, '/problems/json-too-deep')
+    expect(r.json.maxDepth).toBe(MAX_JSON_DEPTH)
+    expect(r.headers[policy]).toBeUndefined()
+    expect(await five.bank.ledger()).toEqual(before)
+  })
+
+  it('a lone surrogate gets the answer every invalid body gets: errors listed, no policy header', async () => {
+    const lone = await five.bank.transfer(payer.customer, body(), { key: 'lone', raw: JSON.stringify(body()).replace('}', ',"memo":"\\udfff"}') })
+    const wrongType = await five.bank.transfer(payer.customer, body({ amount: 'ten' }), { key: 'typed' })
+    for (const r of [lone, wrongType]) {
+      expectProblemReply(r, 400, '/problems/invalid-body')
+      expect(r.json.errors).toEqual([{ path: expect.any(String), message: expect.any(String) }])
+      expect(r.headers[policy]).toBeUndefined()
+    }
+    expect(lone.json.errors[0].path).toBe('memo')
+  })
+
+  it("two Idempotency-Key lines get the layer's own malformed-key answer (policy header included); nothing executes", async () => {
+    const before = await five.bank.ledger()
+    const port = Number(new URL(five.bank.url).port)
+    const lines = ['Host: bank', `Authorization: Bearer ${payer.customer.apiKey}`, 'Content-Type: application/json']
+    const twice = await sendRaw(port, rawRequest('POST', '/transfers', [...lines, 'Idempotency-Key: k', 'Idempotency-Key: k'], JSON.stringify(body())))
+    const empty = await five.bank.transfer(payer.customer, body(), { key: '' })
+    for (const r of [twice!, empty]) {
+      expect(r.status).toBe(400)
+      expect(r.json.type).toBe('/problems/idempotency-key-malformed')
+      expect(r.headers[policy]).toMatch(/scope="client route"/)
+    }
+    expect(await five.bank.ledger()).toEqual(before)
+  })
+
+  it('the server logged no internal error during all that', () => {
+    expect(five.server.logTail(10_000)).not.toMatch(/error|\n\s+at /i)
   })
 })
 

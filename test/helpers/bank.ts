@@ -14,14 +14,14 @@ export type TestBank = { server: ServerProcess; bank: BankClient; adminToken: st
 
 let dbCount = 0
 
-/** Starts bank/main.ts with the stage 0 layer on a database file inside `dir`. */
+/** Starts bank/main.ts with the stage 0 layer (or `stageDir`'s) on a database file inside `dir`. */
 export async function startBank(
   dir: string,
-  opts: { dbPath?: string; adminToken?: string; env?: Record<string, string>; record?: (e: Exchange) => void } = {},
+  opts: { dbPath?: string; adminToken?: string; env?: Record<string, string>; record?: (e: Exchange) => void; stageDir?: string } = {},
 ): Promise<TestBank> {
   const adminToken = opts.adminToken ?? `adm_${randomBytes(12).toString('hex')}`
   const server = new ServerProcess({
-    stageDir: STAGE0_SOLUTION,
+    stageDir: opts.stageDir ?? STAGE0_SOLUTION,
     dbPath: opts.dbPath ?? join(dir, `bank-${++dbCount}.sqlite`),
     adminToken,
     env: opts.env,
