@@ -34,7 +34,8 @@ export function sendRaw(port: number, bytes: string | Buffer, timeoutMs = 10_000
 }
 
 function parseReply(all: Buffer): RawReply {
-  const text = all.toString('utf8')
+  // Interim answers (100 Continue to an Expect) come first; the final one is what counts.
+  const text = all.toString('utf8').replace(/^(?:HTTP\/1\.1 1\d\d [^\r]*\r\n(?:[^\r]+\r\n)*\r\n)+/, '')
   const split = text.indexOf('\r\n\r\n')
   const head = split < 0 ? text : text.slice(0, split)
   const [statusLine = '', ...lines] = head.split('\r\n')
