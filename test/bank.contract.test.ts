@@ -571,6 +571,15 @@ describe('the stage 5 solution with a 4 MB body limit', () => {
     expect(await five.bank.ledger()).toEqual(before)
   })
 
+  it('a comma is fine inside a quoted key: "a, b" is one key, and its retry is a replay', async () => {
+    const before = await five.bank.ledger()
+    const first = await five.bank.transfer(payer.customer, body(), { key: '"order 7, line 2"' })
+    const retry = await five.bank.transfer(payer.customer, body(), { key: '"order 7, line 2"' })
+    expect([first.status, retry.status]).toEqual([201, 201])
+    expect(retry.headers['idempotent-replayed']).toBe('true')
+    expect((await five.bank.ledger()).entries.length).toBe(before.entries.length + 1)
+  })
+
   it('the server logged no internal error during all that', () => {
     expect(five.server.logTail(10_000)).not.toMatch(/error|\n\s+at /i)
   })
