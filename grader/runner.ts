@@ -5,6 +5,7 @@ import { setMaxListeners } from 'node:events'
 import { BankClient } from './bankClient.ts'
 import { CheckFailure, type Check, type CheckContext, type StartOptions } from './check.ts'
 import { checksFor } from './checks/index.ts'
+import { describeRefusals, findCopiedAnswers } from './copiedAnswers.ts'
 import { course, stageByNumber, type Stage } from './course.ts'
 import { HttpClient, type Exchange } from './http.ts'
 import { Rng } from './rng.ts'
@@ -73,14 +74,21 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
   let startError: string | undefined
 
   const newServer = (dbPath: string, env: Record<string, string> = {}) =>
-    new ServerProcess({ stageDir: workspace.stageDir(graded), dbPath, adminToken, env, entry: options.entry })
+    new ServerProcess({ stageDir: workspace.stageDir(graded), dbPath, adminToken, env, entry: options.entry, confineAsStage: graded.number })
 
+  // Before any server starts: a folder that loads the answer scores nothing.
+  const copied = describeRefusals(findCopiedAnswers(workspace.scanTarget(graded)))
   try {
     const order = course.stages.filter((s) => s.number <= graded.number).reverse()
     for (const stage of order) {
       for (const check of checksFor(stage.number)) {
         if (options.only && !options.only.includes(check.id)) continue
         options.onCheckStart?.(check, stage)
+        if (copied) {
+          results.push(refused(check, stage, copied))
+          options.onCheckEnd?.(results.at(-1)!)
+          continue
+        }
         // One shared server for all checks; started again if a check killed it.
         if (!startError && !shared?.alive) {
           shared = newServer(defaultDb)
@@ -128,6 +136,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       options.onExchange?.(e)
     }, abort.signal)
     const extra: ServerProcess[] = []
+    const borrowed: string[] = []
     const ctx: CheckContext = {
       seed: options.seed,
       rng,
@@ -136,7 +145,14 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       dbPath: defaultDb,
       signal: abort.signal,
       note: (line) => notes.push(line),
-      stageDir: (n) => workspace.stageDir(stageByNumber(n)),
+      stageDir: (n) => {
+        const stage = stageByNumber(n)
+        const copiedThere = describeRefusals(findCopiedAnswers(workspace.scanTarget(stage)))
+        if (copiedThere) throw new CheckFailure(copiedThere)
+        for (const file of workspace.borrowed(stage))
+          borrowed.push(`${options.source?.kind === 'dir' ? options.source.path : 'the checkout'} has no stages/${stage.folder}/${file}: this course's starter stood in for it`)
+        return workspace.stageDir(stage)
+      },
       async startServer(opts: StartOptions = {}) {
         const instance = newServer(opts.sameDatabase ? defaultDb : workspace.newDbPath(), opts.env)
         extra.push(instance)
@@ -187,6 +203,9 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       await Promise.all(extra.map((s) => s.stop()))
     }
     const passed = status === 'pass'
+    // Which learner file a cross-stage check used, when it was not the learner's.
+    notes.push(...new Set(borrowed))
+    if (!passed && borrowed.length > 0) message += ` (${[...new Set(borrowed)].join('; ')})`
     return {
       id: check.id,
       stage: stage.number,
@@ -206,6 +225,16 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
 }
 
 class TimeoutError extends Error {}
+
+/** A check not run because the graded folder loads the reference answer (copiedAnswers.ts). */
+function refused(check: Check, stage: Stage, reason: string): CheckResult {
+  return {
+    ...failedToStart(check, stage, reason),
+    status: 'fail',
+    message: reason,
+    hint: 'Write the stage yourself: a learner file may use bank/ and the given/ pieces of earlier stages, never solutions/.',
+  }
+}
 
 function failedToStart(check: Check, stage: Stage, reason: string): CheckResult {
   return {
