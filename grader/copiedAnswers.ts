@@ -98,6 +98,18 @@ export function describeRefusals(refusals: Refusal[]): string {
   return [...new Set(refusals.map((r) => `${r.file} ${r.reason}`))].join('\n')
 }
 
+/**
+ * The permission model's refusal (confinement.ts) as a learner reads it, when
+ * a process tried to read solutions/ at run time (a computed path); undefined
+ * for any other failure.
+ */
+export function deniedSolutionRead(shownAs: string, log: string): string | undefined {
+  if (!log.includes('ERR_ACCESS_DENIED')) return undefined
+  const resource = /resource: '([^']+)'/.exec(log)?.[1]
+  if (!resource || !inside(resolve(repoRoot, 'solutions'), resource)) return undefined
+  return `${shownAs} ${SOLUTION_REASON} (at run time it tried to read ${relative(repoRoot, resource)}, which the grader does not let it read)`
+}
+
 function forbiddenSpecifier(spec: string, stage: number): string | undefined {
   if (spec.startsWith('#solutions/') || spec === '#solutions') return SOLUTION_REASON
   const given = /^#given\/(\d+)-/.exec(spec)

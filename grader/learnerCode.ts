@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
+import { deniedSolutionRead } from './copiedAnswers.ts'
 import { confinementArgs } from './confinement.ts'
 import { childEnv, signalGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
@@ -46,6 +47,8 @@ export async function callLearnerExport(
   const code = await new Promise<number | null>((done) => child.once('close', done))
   clearTimeout(timer)
   rmSync(own, { recursive: true, force: true })
+  const denied = code === null ? undefined : deniedSolutionRead(`stages/${basename(folder)}/${basename(file)}`, err)
+  if (denied) throw new CheckFailure(denied)
   if (code !== 0)
     throw new CheckFailure(
       code === null

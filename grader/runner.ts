@@ -5,7 +5,7 @@ import { setMaxListeners } from 'node:events'
 import { BankClient } from './bankClient.ts'
 import { CheckFailure, type Check, type CheckContext, type StartOptions } from './check.ts'
 import { checksFor } from './checks/index.ts'
-import { describeRefusals, findCopiedAnswers } from './copiedAnswers.ts'
+import { deniedSolutionRead, describeRefusals, findCopiedAnswers } from './copiedAnswers.ts'
 import { course, stageByNumber, type Stage } from './course.ts'
 import { HttpClient, type Exchange } from './http.ts'
 import { Rng } from './rng.ts'
@@ -77,7 +77,8 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
     new ServerProcess({ stageDir: workspace.stageDir(graded), dbPath, adminToken, env, entry: options.entry, confineAsStage: graded.number })
 
   // Before any server starts: a folder that loads the answer scores nothing.
-  const copied = describeRefusals(findCopiedAnswers(workspace.scanTarget(graded)))
+  const scanned = workspace.scanTarget(graded)
+  let copied = describeRefusals(findCopiedAnswers(scanned))
   try {
     const order = course.stages.filter((s) => s.number <= graded.number).reverse()
     for (const stage of order) {
@@ -96,6 +97,13 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
             await shared.start()
           } catch (error) {
             startError = (error as Error).message
+            // A computed path into solutions/ that the permission model stopped.
+            copied = deniedSolutionRead(scanned.shownAs, startError) ?? ''
+            if (copied) {
+              results.push(refused(check, stage, copied))
+              options.onCheckEnd?.(results.at(-1)!)
+              continue
+            }
           }
         }
         const result = startError
