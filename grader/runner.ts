@@ -85,13 +85,8 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       for (const check of checksFor(stage.number)) {
         if (options.only && !options.only.includes(check.id)) continue
         options.onCheckStart?.(check, stage)
-        if (copied) {
-          results.push(refused(check, stage, copied))
-          options.onCheckEnd?.(results.at(-1)!)
-          continue
-        }
         // One shared server for all checks; started again if a check killed it.
-        if (!startError && !shared?.alive) {
+        if (!copied && !startError && !shared?.alive) {
           shared = newServer(defaultDb)
           try {
             await shared.start()
@@ -99,14 +94,11 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
             startError = (error as Error).message
             // A computed path into solutions/ that the permission model stopped.
             copied = deniedSolutionRead(scanned.shownAs, startError) ?? ''
-            if (copied) {
-              results.push(refused(check, stage, copied))
-              options.onCheckEnd?.(results.at(-1)!)
-              continue
-            }
           }
         }
-        const result = startError
+        const result = copied
+          ? refused(check, stage, copied)
+          : startError
           ? failedToStart(check, stage, startError)
           : await runCheck(check, stage, shared!)
         results.push(result)
@@ -157,8 +149,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
         const stage = stageByNumber(n)
         const copiedThere = describeRefusals(findCopiedAnswers(workspace.scanTarget(stage)))
         if (copiedThere) throw new CheckFailure(copiedThere)
-        for (const file of workspace.borrowed(stage))
-          borrowed.push(`${options.source?.kind === 'dir' ? options.source.path : 'the checkout'} has no stages/${stage.folder}/${file}: this course's starter stood in for it`)
+        borrowed.push(...workspace.borrowed(stage))
         return workspace.stageDir(stage)
       },
       async startServer(opts: StartOptions = {}) {

@@ -45,13 +45,16 @@ export class Workspace {
   }
 
   /**
-   * The learner files of this stage that the other checkout does not have, so
-   * this course's own starter stands in for them (said in the check's report).
+   * One line per learner file of this stage that the other checkout does not
+   * have, so that this course's own starter stands in for it (a check that
+   * uses another stage's file says so in its report).
    */
   borrowed(stage: Stage): string[] {
     if (this.source.kind !== 'dir') return []
     const checkout = this.source.path
-    return stage.edits.filter((file) => !existsSync(resolve(checkout, 'stages', stage.folder, file)))
+    return stage.edits
+      .filter((file) => !existsSync(resolve(checkout, 'stages', stage.folder, file)))
+      .map((file) => `${checkout} has no stages/${stage.folder}/${file}: this course's starter stood in for it`)
   }
 
   /**
