@@ -76,7 +76,11 @@ describe('npm run grade -- --roster (every stage)', () => {
       console.log(graded.out)
       expect(graded.code, graded.out).toBe(0)
       const report = JSON.parse(readFileSync(json, 'utf8')) as RosterJson
-      const context = `seed ${report.seed}:\n${graded.out}`
+      // On failure: why each stage that did not pass its own checks failed (first failing check).
+      const why = report.submissions.flatMap((sub) =>
+        sub.stages.filter((e) => !passesOwn(e)).map((e) => `${sub.learner} stage ${e.stage}: ${own(e).find((c) => c.status !== 'pass')?.message.split('\n')[0] ?? e.reason}`),
+      )
+      const context = `seed ${report.seed}:\n${graded.out}\n${why.join('\n')}`
       expect(report.stages).toEqual(course.stages.map((s) => s.number))
       const by = Object.fromEntries(report.submissions.map((s) => [s.learner, new Map(s.stages.map((e) => [e.stage, e]))]))
       expect(Object.keys(by).sort()).toEqual(['hangs', 'solved', 'untouched', 'upto3'])
