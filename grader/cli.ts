@@ -1,19 +1,22 @@
-// npm run grade -- <stage> [--solution | --dir PATH | --roster DIR] [--seed N] [--repeat N] [--json FILE] [--verbose]
+// npm run grade -- <stage|all> [--solution | --dir PATH | --roster DIR] [--seed N] [--repeat N] [--json FILE] [--verbose]
 import { existsSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import chalk from 'chalk'
-import { findStage, UnknownStageError } from './course.ts'
+import { course, findStage, UnknownStageError } from './course.ts'
+import { gradeAll } from './gradeAll.ts'
 import { installSignalCleanup } from './processes.ts'
+import { nextAfter } from './progress.ts'
 import { printCheck, printHeader, printStageStart, printSummary, printVerboseExchange } from './report.ts'
 import { newSeed } from './rng.ts'
 import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from './roster/roster.ts'
 import type { GradeResult } from './runner.ts'
 import type { Source } from './workspace.ts'
 
-const USAGE = `usage: npm run grade -- <stage> [options]
+const USAGE = `usage: npm run grade -- <stage|all> [options]
 
   <stage>          0, stage0, or a slug such as unique-key
+  all              every stage, each on its own folder, then your progress
   --solution       grade the reference solution instead of stages/
   --dir PATH       grade the learner files of another checkout of the course
   --seed N         reproduce a run (every random input comes from the seed)
@@ -22,9 +25,10 @@ const USAGE = `usage: npm run grade -- <stage> [options]
   --verbose        print every request and response
 
   --roster DIR     grade every checkout under DIR (folder name = learner id),
-                   in parallel, each in its own process; results go to the store
+                   every stage (or only <stage>), in parallel, each stage of each
+                   checkout in its own process; results go to the store
     --store FILE   the results store (default results/grades.sqlite)
-    --time-limit S seconds per checkout before it is stopped (default ${DEFAULT_TIME_LIMIT_S})
+    --time-limit S seconds per stage of a checkout before it is stopped (default ${DEFAULT_TIME_LIMIT_S})
     --jobs N       checkouts graded at a time (default: the number of cores)`
 
 async function main(): Promise<number> {
@@ -45,11 +49,13 @@ async function main(): Promise<number> {
       help: { type: 'boolean', short: 'h', default: false },
     },
   })
-  if (values.help || positionals.length !== 1) {
+  // A roster without a stage grades every stage.
+  const wanted = positionals[0] ?? (values.roster ? 'all' : undefined)
+  if (values.help || wanted === undefined || positionals.length > 1) {
     console.log(USAGE)
     return values.help ? 0 : 2
   }
-  const stage = findStage(positionals[0]!)
+  const stage = wanted === 'all' ? undefined : findStage(wanted)
   if (values.solution && values.dir) throw new UsageError('--solution and --dir exclude each other')
   if (values.dir && !existsSync(resolve(values.dir, 'stages')))
     throw new UsageError(`--dir ${values.dir}: no stages/ folder there; point it at a checkout of the course`)
@@ -68,7 +74,11 @@ async function main(): Promise<number> {
     const jobs = values.jobs === undefined ? undefined : Number(values.jobs)
     if (!(timeLimit > 0)) throw new UsageError('--time-limit takes a number of seconds')
     if (jobs !== undefined && !(Number.isInteger(jobs) && jobs >= 1)) throw new UsageError('--jobs takes a whole number ≥ 1')
-    return gradeRoster({ stage, roster: resolve(values.roster), seed: firstSeed, json: values.json, store: values.store, timeLimitMs: timeLimit * 1000, jobs })
+    return gradeRoster({ stages: stage ? [stage] : course.stages, roster: resolve(values.roster), seed: firstSeed, json: values.json, store: values.store, timeLimitMs: timeLimit * 1000, jobs })
+  }
+  if (!stage) {
+    if (repeat !== 1) throw new UsageError('all excludes --repeat')
+    return gradeAll({ source, seed: firstSeed, verbose: values.verbose, json: values.json })
   }
   const where = source.kind === 'starter' ? `stages/${stage.folder}` : source.kind === 'solution' ? `solutions/${stage.folder}` : source.path
 
@@ -92,7 +102,10 @@ async function main(): Promise<number> {
     if (quiet) {
       const mark = result.passed ? chalk.green('✓') : chalk.red('✗')
       console.log(`${mark} run ${run + 1}/${repeat} seed ${seed}: ${result.score}/${result.maxScore} (${(result.durationMs / 1000).toFixed(1)} s)`)
-    } else printSummary(result)
+    } else {
+      printSummary(result)
+      if (result.passed) console.log(chalk.bold(nextAfter(stage, source)))
+    }
   }
 
   if (repeat > 1) {

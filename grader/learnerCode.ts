@@ -2,7 +2,11 @@
 // process, so that an infinite loop or a crash in learner code fails one check
 // instead of hanging the grader.
 import { spawn } from 'node:child_process'
-import { resolve } from 'node:path'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, dirname, join, resolve } from 'node:path'
+import { deniedSolutionRead } from './copiedAnswers.ts'
+import { confinementArgs } from './confinement.ts'
 import { childEnv, signalGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
 import { CheckFailure } from './check.ts'
@@ -19,10 +23,18 @@ export async function callLearnerExport(
   inputs: string[] | null,
   timeoutMs = 5_000,
 ): Promise<CallResult[]> {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, 'grader/callExport.ts')], {
-    cwd: repoRoot,
+  const caller = resolve(repoRoot, 'grader/callExport.ts')
+  const folder = dirname(file)
+  // Confined like the stage's server (confinement.ts), with a TMPDIR of its own for tsx's cache.
+  const own = mkdtempSync(join(tmpdir(), 'idem-export-'))
+  const stage = Number(/^(\d+)-/.exec(basename(folder))?.[1] ?? Number.NaN)
+  const permissions = Number.isInteger(stage)
+    ? confinementArgs({ stage, readable: [folder, caller], writable: [own], cwd: folder })
+    : []
+  const child = spawn(process.execPath, [...permissions, '--import', 'tsx', caller], {
+    cwd: permissions.length ? folder : repoRoot,
     detached: true,
-    env: childEnv(),
+    env: childEnv({ TMPDIR: own }),
     stdio: ['pipe', 'pipe', 'pipe'],
   })
   track(child)
@@ -34,6 +46,9 @@ export async function callLearnerExport(
   const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), timeoutMs)
   const code = await new Promise<number | null>((done) => child.once('close', done))
   clearTimeout(timer)
+  rmSync(own, { recursive: true, force: true })
+  const denied = code === null ? undefined : deniedSolutionRead(`stages/${basename(folder)}/${basename(file)}`, err)
+  if (denied) throw new CheckFailure(denied)
   if (code !== 0)
     throw new CheckFailure(
       code === null

@@ -5,6 +5,7 @@ import { setMaxListeners } from 'node:events'
 import { BankClient } from './bankClient.ts'
 import { CheckFailure, type Check, type CheckContext, type StartOptions } from './check.ts'
 import { checksFor } from './checks/index.ts'
+import { deniedSolutionRead, describeRefusals, findCopiedAnswers } from './copiedAnswers.ts'
 import { course, stageByNumber, type Stage } from './course.ts'
 import { HttpClient, type Exchange } from './http.ts'
 import { Rng } from './rng.ts'
@@ -73,8 +74,11 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
   let startError: string | undefined
 
   const newServer = (dbPath: string, env: Record<string, string> = {}) =>
-    new ServerProcess({ stageDir: workspace.stageDir(graded), dbPath, adminToken, env, entry: options.entry })
+    new ServerProcess({ stageDir: workspace.stageDir(graded), dbPath, adminToken, env, entry: options.entry, confineAsStage: graded.number })
 
+  // Before any server starts: a folder that loads the answer scores nothing.
+  const scanned = workspace.scanTarget(graded)
+  let copied = describeRefusals(findCopiedAnswers(scanned))
   try {
     const order = course.stages.filter((s) => s.number <= graded.number).reverse()
     for (const stage of order) {
@@ -82,15 +86,19 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
         if (options.only && !options.only.includes(check.id)) continue
         options.onCheckStart?.(check, stage)
         // One shared server for all checks; started again if a check killed it.
-        if (!startError && !shared?.alive) {
+        if (!copied && !startError && !shared?.alive) {
           shared = newServer(defaultDb)
           try {
             await shared.start()
           } catch (error) {
             startError = (error as Error).message
+            // A computed path into solutions/ that the permission model stopped.
+            copied = deniedSolutionRead(scanned.shownAs, startError) ?? ''
           }
         }
-        const result = startError
+        const result = copied
+          ? refused(check, stage, copied)
+          : startError
           ? failedToStart(check, stage, startError)
           : await runCheck(check, stage, shared!)
         results.push(result)
@@ -128,6 +136,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       options.onExchange?.(e)
     }, abort.signal)
     const extra: ServerProcess[] = []
+    const borrowed: string[] = []
     const ctx: CheckContext = {
       seed: options.seed,
       rng,
@@ -136,7 +145,13 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       dbPath: defaultDb,
       signal: abort.signal,
       note: (line) => notes.push(line),
-      stageDir: (n) => workspace.stageDir(stageByNumber(n)),
+      stageDir: (n) => {
+        const stage = stageByNumber(n)
+        const copiedThere = describeRefusals(findCopiedAnswers(workspace.scanTarget(stage)))
+        if (copiedThere) throw new CheckFailure(copiedThere)
+        borrowed.push(...workspace.borrowed(stage))
+        return workspace.stageDir(stage)
+      },
       async startServer(opts: StartOptions = {}) {
         const instance = newServer(opts.sameDatabase ? defaultDb : workspace.newDbPath(), opts.env)
         extra.push(instance)
@@ -187,6 +202,9 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       await Promise.all(extra.map((s) => s.stop()))
     }
     const passed = status === 'pass'
+    // Which learner file a cross-stage check used, when it was not the learner's.
+    notes.push(...new Set(borrowed))
+    if (!passed && borrowed.length > 0) message += ` (${[...new Set(borrowed)].join('; ')})`
     return {
       id: check.id,
       stage: stage.number,
@@ -206,6 +224,16 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
 }
 
 class TimeoutError extends Error {}
+
+/** A check not run because the graded folder loads the reference answer (copiedAnswers.ts). */
+function refused(check: Check, stage: Stage, reason: string): CheckResult {
+  return {
+    ...failedToStart(check, stage, reason),
+    status: 'fail',
+    message: reason,
+    hint: 'Write the stage yourself: a learner file may use bank/ and the given/ pieces of earlier stages, never solutions/.',
+  }
+}
 
 function failedToStart(check: Check, stage: Stage, reason: string): CheckResult {
   return {

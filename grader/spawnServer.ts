@@ -2,9 +2,10 @@
 // knows how to stop it, crash it and bring it back on the same database.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { resolve } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { request } from 'undici'
+import { confinementArgs } from './confinement.ts'
 import { childEnv, signalGroup, stopGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
 
@@ -17,6 +18,11 @@ export type ServerOptions = {
   /** The script to run instead of bank/main.ts (the grader's self-tests use this). */
   entry?: string
   startTimeoutMs?: number
+  /**
+   * Run under Node's permission model as this stage's code (confinement.ts):
+   * it reads its own folder, bank/ and earlier stages' given/ only.
+   */
+  confineAsStage?: number
 }
 
 export class ServerStartError extends Error {}
@@ -71,9 +77,14 @@ export class ServerProcess {
       ...options.env,
     })
     const entry = resolve(repoRoot, options.entry ?? 'bank/main.ts')
-    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-      cwd: repoRoot,
-      env,
+    const confined = options.confineAsStage !== undefined
+    const own = dirname(options.dbPath) // its database, and tsx's cache (TMPDIR): nobody else's
+    const permissions = confined
+      ? confinementArgs({ stage: options.confineAsStage!, readable: [options.stageDir, dirname(entry)], writable: [own], cwd: options.stageDir })
+      : []
+    const child = spawn(process.execPath, [...permissions, '--import', 'tsx', entry], {
+      cwd: confined ? options.stageDir : repoRoot,
+      env: confined ? { ...env, TMPDIR: own } : env,
       detached: true, // its own process group, so stop() reaches grandchildren too
       stdio: ['ignore', 'pipe', 'pipe'],
     })

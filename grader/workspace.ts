@@ -4,6 +4,7 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import type { ScanTarget } from './copiedAnswers.ts'
 import type { Stage } from './course.ts'
 import { onCleanup } from './processes.ts'
 import { repoRoot } from './paths.ts'
@@ -33,6 +34,27 @@ export class Workspace {
     if (this.source.kind === 'starter') return resolve(repoRoot, 'stages', stage.folder)
     if (this.source.kind === 'solution') return resolve(repoRoot, 'solutions', stage.folder)
     return this.overlay(stage, this.source.path)
+  }
+
+  /** What the copied-answer scan looks at for this stage (copiedAnswers.ts). */
+  scanTarget(stage: Stage): ScanTarget {
+    const shownAs = `${this.source.kind === 'solution' ? 'solutions' : 'stages'}/${stage.folder}`
+    if (this.source.kind !== 'dir') return { stage: stage.number, dir: this.stageDir(stage), shownAs }
+    const original = resolve(this.source.path, 'stages', stage.folder)
+    return { stage: stage.number, dir: this.stageDir(stage), shownAs, original, checkout: this.source.path }
+  }
+
+  /**
+   * One line per learner file of this stage that the other checkout does not
+   * have, so that this course's own starter stands in for it (a check that
+   * uses another stage's file says so in its report).
+   */
+  borrowed(stage: Stage): string[] {
+    if (this.source.kind !== 'dir') return []
+    const checkout = this.source.path
+    return stage.edits
+      .filter((file) => !existsSync(resolve(checkout, 'stages', stage.folder, file)))
+      .map((file) => `${checkout} has no stages/${stage.folder}/${file}: this course's starter stood in for it`)
   }
 
   /**

@@ -26,7 +26,11 @@ describe('npm run scores -- --html', () => {
   it.skipIf(!haveChromium)(`draws pass rates per check and per stage as bars Chromium renders to scale${haveChromium ? '' : ` (skipped: no Chromium at ${CHROMIUM})`}`, async () => {
     const scratch = scratchDir('html')
     const store = new ResultsStore(join(scratch.path, 'grades.sqlite'))
-    CLASS.forEach((l, i) => store.record({ learner: l.learner, gradedAt: new Date(Date.UTC(2026, 2, 14, 9, i)).toISOString(), outcome: 'graded', reason: '', origin: 'test', result: result(100 + i, l.marks) }))
+    // Every stage graded on its own, as a roster does.
+    CLASS.forEach((l, i) => {
+      for (const stage of [0, 1, 2])
+        store.record({ learner: l.learner, gradedAt: new Date(Date.UTC(2026, 2, 14, 9, i * 3 + stage)).toISOString(), outcome: 'graded', reason: '', origin: 'test', result: result(100 + i, l.marks, stage) })
+    })
     store.close()
     const report = join(scratch.path, 'report.html')
     const made = spawnSync('npm', ['run', '--silent', 'scores', '--', '--store', store.path, '--html', report], { cwd: repoRoot, encoding: 'utf8' })

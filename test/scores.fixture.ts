@@ -19,10 +19,10 @@ export const CHECKS = [
 
 export type CheckId = (typeof CHECKS)[number]['id']
 
-/** A stage-2 result in which every check passes except those in `marks`. */
-export function result(seed: number, marks: Partial<Record<CheckId, Mark>> = {}): GradeSummary {
+/** A result of grading `stage` (2 unless said) in which every check passes except those in `marks`. */
+export function result(seed: number, marks: Partial<Record<CheckId, Mark>> = {}, stage = 2): GradeSummary {
   // The grader runs the graded stage first, then the earlier ones.
-  const checks = [...CHECKS]
+  const checks = CHECKS.filter((c) => c.stage <= stage)
     .sort((a, b) => b.stage - a.stage)
     .map((c) => {
       const status = marks[c.id] ?? 'pass'
@@ -31,7 +31,8 @@ export function result(seed: number, marks: Partial<Record<CheckId, Mark>> = {})
     })
   const score = checks.reduce((s, c) => s + c.points, 0)
   const maxScore = checks.reduce((s, c) => s + c.maxPoints, 0)
-  return { stage: 2, slug: 'fingerprint', seed, passed: score === maxScore, score, maxScore, durationMs: 1234, rerun: `npm run grade -- 2 --seed ${seed} --dir /class/x`, checks }
+  const slug = ['unprotected', 'unique-key', 'fingerprint'][stage]!
+  return { stage, slug, seed, passed: score === maxScore, score, maxScore, durationMs: 1234, rerun: `npm run grade -- ${stage} --seed ${seed} --dir /class/x`, checks }
 }
 
 /** Learner ids are folder names: one of them tries HTML, one a spreadsheet formula. */

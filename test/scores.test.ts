@@ -51,14 +51,18 @@ function parseCsv(text: string): string[][] {
 
 const at = (minute: number) => new Date(Date.UTC(2026, 2, 14, 9, minute)).toISOString()
 
+/** Each learner's stages 0, 1 and 2, each graded on its own (as a roster does). */
 function storeWithClass(path: string) {
   const store = new ResultsStore(join(path, 'grades.sqlite'))
-  CLASS.forEach((l, i) => store.record({ learner: l.learner, gradedAt: at(i), outcome: 'graded', reason: '', origin: 'test', result: result(100 + i, l.marks) }))
+  CLASS.forEach((l, i) => {
+    for (const stage of [0, 1, 2])
+      store.record({ learner: l.learner, gradedAt: at(i * 3 + stage), outcome: 'graded', reason: '', origin: 'test', result: result(100 + i, l.marks, stage) })
+  })
   return store
 }
 
 describe('the results store', () => {
-  it('keeps every run, gives each learner the latest one, and stores a run only once', () => {
+  it('keeps every run, gives each learner the latest run of each stage, and stores a run only once', () => {
     const store = new ResultsStore(join(scratch('store'), 'grades.sqlite'))
     const first = result(1, { basics: 'fail' })
     const second = result(2)
@@ -66,7 +70,7 @@ describe('the results store', () => {
     store.record({ learner: 'ada', gradedAt: at(2), outcome: 'graded', reason: '', origin: 'test', result: second })
     store.record({ learner: 'ada', gradedAt: at(3), outcome: 'graded', reason: '', origin: 'test', result: { ...result(3), stage: 1 } })
     expect(store.runCount()).toBe(3)
-    expect(store.latestRuns().map((r) => [r.learner, r.seed])).toEqual([['ada', 3]])
+    expect(store.latestRuns().map((r) => [r.learner, r.stage, r.seed])).toEqual([['ada', 1, 3], ['ada', 2, 2]])
     const [latestAt2] = store.latestRuns(2)
     expect(latestAt2).toMatchObject({ learner: 'ada', seed: 2, score: second.score, maxScore: second.maxScore, gradedAt: at(2) })
     expect(latestAt2!.checks.map((c) => [c.id, c.status, c.points])).toEqual(second.checks.map((c) => [c.id, c.status, c.points]))
@@ -116,7 +120,15 @@ describe('npm run scores', () => {
     const failedMost = out.slice(out.indexOf('\nFailed most'))
     expect(failedMost.split('\n')[2]).toContain(`${Math.round(rate(worst.id) * 100)}% pass  ${worst.id}`)
     expect(failedMost).toContain(`${worst.id} went wrong`)
-    for (const i of CLASS.keys()) expect(out).toContain(`npm run grade -- 2 --seed ${100 + i} --dir /class/x`)
+    // How to rerun each stage not passed (its own checks failing), and nothing for a clean pass.
+    CLASS.forEach((l, i) => {
+      for (const stage of [0, 1, 2]) {
+        const failing = CHECKS.some((c) => c.stage === stage && l.marks[c.id])
+        const rerun = `npm run grade -- ${stage} --seed ${100 + i} --dir /class/x`
+        if (failing) expect(out, `${l.learner} stage ${stage}`).toContain(rerun)
+      }
+    })
+    expect(out).toMatch(/ ada +every graded stage passes/)
 
     const [header, ...rows] = parseCsv(readFileSync(csvFile, 'utf8'))
     expect(header![0]).toBe('learner')

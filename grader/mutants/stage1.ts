@@ -29,7 +29,7 @@ export const stage1Mutants: Mutant[] = [
     title: 'SELECT the key, then INSERT it after an await: simultaneous retries all pass the SELECT',
     mustFail: 'simultaneous-retries',
     edits: [
-      { file: 'keyStore.ts', find: "import Database from 'better-sqlite3'", replace: "import { setTimeout as sleep } from 'node:timers/promises'\nimport Database from 'better-sqlite3'" },
+      { file: 'keyStore.ts', find: "import type { Db } from '#bank/db.ts'", replace: "import { setTimeout as sleep } from 'node:timers/promises'\nimport type { Db } from '#bank/db.ts'" },
       // Without the constraint, nothing catches the second INSERT.
       { file: 'keyStore.ts', find: 'key        TEXT PRIMARY KEY,', replace: 'key        TEXT NOT NULL,' },
       { file: 'keyStore.ts', find: 'export function createKeyStore(db: Db) {', replace: 'export function createKeyStore(db: Db, lookupMs = 0) {' },

@@ -1,6 +1,8 @@
-// npm run grade -- <stage> --roster DIR: grades every checkout under DIR (the
-// folder name is the learner's id), a few at a time, each in its own grader
-// child (submission.ts), and keeps every result in the results store.
+// npm run grade -- [<stage>] --roster DIR: grades every checkout under DIR (the
+// folder name is the learner's id), every stage by default, each stage on that
+// learner's own stage folder, a few at a time, each (learner, stage) in its own
+// grader child (submission.ts) with its own time limit, so one hanging stage
+// costs only that stage; and keeps every result in the results store.
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -15,7 +17,8 @@ export const DEFAULT_TIME_LIMIT_S = 300
 const MEMORY_MB = 512
 
 export type RosterOptions = {
-  stage: Stage
+  /** The stages to grade, each on its own folder (every stage, unless the class is at one). */
+  stages: Stage[]
   roster: string
   /** One seed for the whole class: every learner gets the same inputs. */
   seed: number
@@ -45,12 +48,13 @@ export function listSubmissions(roster: string): Array<{ learner: string; checko
 
 export async function gradeRoster(o: RosterOptions): Promise<number> {
   const submissions = listSubmissions(o.roster)
+  const jobsToRun = submissions.flatMap((s) => o.stages.map((stage) => ({ ...s, stage })))
   const timeLimitMs = o.timeLimitMs ?? DEFAULT_TIME_LIMIT_S * 1000
   // A grading keeps about one core busy between the grader and the server it drives.
   const jobs = o.jobs ?? availableParallelism()
   const store = new ResultsStore(o.store ?? DEFAULT_STORE)
   const batchDir = mkdtempSync(join(tmpdir(), 'idem-roster-'))
-  const workDirs = submissions.map((_, i) => join(batchDir, String(i)))
+  const workDirs = jobsToRun.map((_, i) => join(batchDir, String(i)))
   // Ctrl-C: processes.ts kills the grader children; this gets what they started.
   const sweep = () => {
     workDirs.forEach((dir) => killMarked(join(dir, 'home')))
@@ -58,18 +62,18 @@ export async function gradeRoster(o: RosterOptions): Promise<number> {
   }
   process.on('exit', sweep)
 
+  const which = o.stages.length === 1 ? `at stage ${o.stages[0]!.number} · ${o.stages[0]!.title}` : `stages ${o.stages.map((s) => s.number).join(', ')}`
   console.log(
-    chalk.bold(`\nGrading ${submissions.length} checkouts at stage ${o.stage.number} · ${o.stage.title}`) +
-      chalk.dim(`  (seed ${o.seed}, ${jobs} at a time, ${timeLimitMs / 1000} s each at most)`),
+    chalk.bold(`\nGrading ${submissions.length} checkouts, ${which}`) +
+      chalk.dim(`  (seed ${o.seed}, ${jobs} at a time, ${timeLimitMs / 1000} s per stage at most)`),
   )
   const started = performance.now()
   const limit = pLimit(jobs)
   const results: SubmissionResult[] = await Promise.all(
-    submissions.map((s, i) =>
+    jobsToRun.map((s, i) =>
       limit(async () => {
         const done = await gradeSubmission({
           ...s,
-          stage: o.stage,
           seed: o.seed,
           timeLimitMs,
           memoryMb: MEMORY_MB,
@@ -87,8 +91,15 @@ export async function gradeRoster(o: RosterOptions): Promise<number> {
   store.close()
 
   if (o.json) {
-    const submissionsOut = results.map(({ raw, result, ...rest }) => ({ ...rest, result: raw ?? result }))
-    const payload = { stage: o.stage.number, slug: o.stage.slug, seed: o.seed, wallMs, store: store.path, submissions: submissionsOut }
+    // One entry per learner, holding one per graded stage.
+    const submissionsOut = submissions.map(({ learner, checkout }) => ({
+      learner,
+      checkout,
+      stages: results
+        .filter((r) => r.learner === learner)
+        .map((r) => ({ stage: r.result.stage, outcome: r.outcome, reason: r.reason, gradedAt: r.gradedAt, wallMs: r.wallMs, result: r.raw ?? r.result })),
+    }))
+    const payload = { stages: o.stages.map((s) => s.number), seed: o.seed, wallMs, store: store.path, submissions: submissionsOut }
     writeFileSync(o.json, `${JSON.stringify(payload, null, 2)}\n`)
   }
   const unfinished = results.filter((r) => r.outcome !== 'graded').length
@@ -104,5 +115,5 @@ function printLine(r: SubmissionResult) {
   const mark = r.outcome === 'time limit' ? chalk.yellow('⏱') : r.outcome === 'grader failed' ? chalk.red('!') : r.result.passed ? chalk.green('✓') : chalk.red('✗')
   const seconds = chalk.dim(`${(r.wallMs / 1000).toFixed(1)} s`)
   const why = r.reason ? chalk.dim(`  ${r.reason.split('\n')[0]}`) : ''
-  console.log(`  ${mark} ${r.learner.padEnd(20)} ${String(r.result.score).padStart(4)}/${r.result.maxScore} ${seconds}${why}`)
+  console.log(`  ${mark} ${r.learner.padEnd(20)} stage ${r.result.stage} ${String(r.result.score).padStart(4)}/${r.result.maxScore} ${seconds}${why}`)
 }

@@ -81,6 +81,7 @@ const SCHEMA = `
     PRIMARY KEY (run_id, position)
   );
   CREATE INDEX IF NOT EXISTS runs_by_learner ON runs (learner, graded_at);
+  CREATE INDEX IF NOT EXISTS runs_by_learner_stage ON runs (learner, stage, graded_at);
 `
 
 export class DuplicateRunError extends Error {}
@@ -127,14 +128,19 @@ export class ResultsStore {
     }
   }
 
-  /** Each learner's most recent run (only runs that graded `stage`, when given). */
+  /**
+   * Each learner's most recent run of each stage (of `stage` only, when
+   * given), by learner then stage: a stage's score comes from grading that
+   * stage's folder, never from another stage's regression.
+   */
   latestRuns(stage?: number): StoredRun[] {
     const rows = this.db
       .prepare(
         `SELECT * FROM runs r
-          WHERE r.id = (SELECT id FROM runs WHERE learner = r.learner AND (@stage IS NULL OR stage = @stage)
+          WHERE (@stage IS NULL OR r.stage = @stage)
+            AND r.id = (SELECT id FROM runs WHERE learner = r.learner AND stage = r.stage
                          ORDER BY graded_at DESC, id DESC LIMIT 1)
-          ORDER BY learner`,
+          ORDER BY learner, stage`,
       )
       .all({ stage: stage ?? null }) as RunRow[]
     const checks = this.db.prepare(

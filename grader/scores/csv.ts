@@ -1,7 +1,8 @@
 // The score summary as a spreadsheet or a gradebook takes it: one row per
-// learner, best first; points per stage, the total, then points per check.
+// learner, best first; points per stage (stage k: the learner's stage-k folder
+// on stage k's own checks), the total, then points per check.
 import { stringify } from 'csv-stringify/sync'
-import type { Summary } from './summary.ts'
+import { notPassed, type Summary } from './summary.ts'
 
 export function renderCsv(s: Summary): string {
   const header = [
@@ -11,8 +12,8 @@ export function renderCsv(s: Summary): string {
     'max',
     'percent',
     'outcome',
-    'seed',
     'graded_at',
+    'not_passed',
     'rerun',
     ...s.checks.map((c) => `${c.stage}:${c.id}`),
   ]
@@ -22,10 +23,10 @@ export function renderCsv(s: Summary): string {
     l.total,
     l.maxTotal,
     l.maxTotal ? Math.round((l.total / l.maxTotal) * 1000) / 10 : 0,
-    l.run.outcome,
-    l.run.seed,
-    l.run.gradedAt,
-    l.run.rerun,
+    l.outcome,
+    l.stages.map((p) => p.run.gradedAt).sort().at(-1) ?? '',
+    notPassed(l).map((p) => p.stage).join(' '),
+    notPassed(l).map((p) => p.run.rerun).join(' ; '),
     ...l.checks.map((c) => c?.points ?? ''),
   ])
   // Folder names are learner-controlled: a name like =HYPERLINK(...) must stay text in a spreadsheet.

@@ -3,7 +3,7 @@
 // archived as is. Learner ids are folder names, i.e. learner-controlled: every
 // text goes through escape().
 import { course } from '../course.ts'
-import { mostFailed, type CheckStat, type StageStat, type Summary } from './summary.ts'
+import { mostFailed, notPassed, type CheckStat, type StageStat, type Summary } from './summary.ts'
 import { MARKS } from './text.ts'
 
 const pct = (rate: number) => `${Math.round(rate * 100)}%`
@@ -20,7 +20,7 @@ export function renderHtml(s: Summary, generatedAt = new Date()): string {
 </head>
 <body>
 <h1>Scores · ${escape(course.title)}</h1>
-<p class="meta">${n} learner${n === 1 ? '' : 's'}, each one's latest run · generated ${escape(generatedAt.toISOString())}</p>
+<p class="meta">${n} learner${n === 1 ? '' : 's'} · stage k: the latest grade of each learner's stage-k folder, on stage k's own checks · generated ${escape(generatedAt.toISOString())}</p>
 <section>
 <h2>Pass rate per stage</h2>
 <p class="meta">The share of learners who pass every check of the stage.</p>
@@ -112,17 +112,20 @@ ${rows.join('\n')}
 }
 
 function learnerTable(s: Summary): string {
-  const head = `<tr><th>#</th><th>learner</th>${s.stages.map((st) => `<th>stage ${st}</th>`).join('')}<th>total</th><th>seed</th><th>rerun</th></tr>`
+  const head = `<tr><th>#</th><th>learner</th>${s.stages.map((st) => `<th>stage ${st}</th>`).join('')}<th>total</th><th>not passed: rerun</th></tr>`
   const body = s.learners
     .map((l, i) => {
       const stages = s.stages
         .map((st) => {
           const p = l.stages.find((x) => x.stage === st)
-          return p ? `<td class="${p.passedAll ? 'ok' : 'ko'}">${p.points}/${p.maxPoints}</td>` : '<td>—</td>'
+          const regression = p && p.regressionFailed > 0 ? `<span class="ko" title="earlier stages' checks fail on this folder">*</span>` : ''
+          return p ? `<td class="${p.passedAll ? 'ok' : 'ko'}">${p.points}/${p.maxPoints}${regression}</td>` : '<td>—</td>'
         })
         .join('')
-      const outcome = l.run.outcome === 'graded' ? '' : ` <span class="ko" title="${escape(l.run.reason)}">(${escape(l.run.outcome)})</span>`
-      return `<tr><td>${i + 1}</td><td class="learner">${escape(l.learner)}${outcome}</td>${stages}<td><b>${l.total}/${l.maxTotal}</b></td><td>${l.run.seed}</td><td class="left"><code>${escape(l.run.rerun)}</code></td></tr>`
+      const unfinished = l.stages.filter((p) => p.run.outcome !== 'graded')
+      const outcome = unfinished.length === 0 ? '' : ` <span class="ko" title="${escape(unfinished.map((p) => `stage ${p.stage}: ${p.run.reason}`).join('\n'))}">(${escape(l.outcome)})</span>`
+      const reruns = notPassed(l).map((p) => `<code>${escape(p.run.rerun)}</code>`).join('<br>')
+      return `<tr><td>${i + 1}</td><td class="learner">${escape(l.learner)}${outcome}</td>${stages}<td><b>${l.total}/${l.maxTotal}</b></td><td class="left">${reruns}</td></tr>`
     })
     .join('\n')
   return `<table id="learners"><thead>${head}</thead><tbody>\n${body}\n</tbody></table>`

@@ -1,17 +1,31 @@
 // What `npm run scores` reports, computed once from the stored runs and then
 // rendered as text, CSV or HTML: learners ranked by points, points per stage,
 // every check's result per learner, and pass rates per check and per stage.
+// Stage k's column is the latest run that graded the learner's stage-k folder,
+// counting stage k's own checks: the earlier layers a stage folder receives
+// solved (given/) earn nothing there. Its regression checks only mark the cell.
 import { course } from '../course.ts'
-import type { StoredCheck, StoredRun } from '../roster/store.ts'
+import type { Outcome, StoredCheck, StoredRun } from '../roster/store.ts'
 
 export type CheckColumn = { id: string; stage: number; title: string; maxPoints: number }
 
-export type StagePoints = { stage: number; points: number; maxPoints: number; passedAll: boolean }
+export type StagePoints = {
+  stage: number
+  points: number
+  maxPoints: number
+  /** Every one of the stage's own checks passes. */
+  passedAll: boolean
+  /** Checks of earlier stages that fail on this stage's folder. */
+  regressionFailed: number
+  /** The run that graded this stage's folder. */
+  run: StoredRun
+}
 
 export type LearnerRow = {
   learner: string
-  run: StoredRun
   stages: StagePoints[]
+  /** The worst way one of its runs ended (a time limit shows even when the other stages graded). */
+  outcome: Outcome
   /** The learner's result for each column of `Summary.checks` (undefined: not graded in this run). */
   checks: Array<StoredCheck | undefined>
   total: number
@@ -37,24 +51,38 @@ export type Summary = {
   stageStats: StageStat[]
 }
 
+/** `runs`: each learner's latest run of each stage (ResultsStore.latestRuns). */
 export function summarize(runs: StoredRun[]): Summary {
-  const checks = orderedChecks(runs)
-  const stages = [...new Set(checks.map((c) => c.stage))].sort((a, b) => a - b)
-  const learners = runs
-    .map((run): LearnerRow => {
-      const byId = new Map(run.checks.map((c) => [key(c), c]))
-      const row = checks.map((c) => byId.get(key(c)))
-      const stagePoints = stages.flatMap((stage) => {
-        const own = run.checks.filter((c) => c.stage === stage)
-        if (own.length === 0) return []
+  const own = (run: StoredRun) => run.checks.filter((c) => c.stage === run.stage)
+  const checks = orderedChecks(runs.map((run) => ({ ...run, checks: own(run) })))
+  const stages = [...new Set(runs.map((r) => r.stage))].sort((a, b) => a - b)
+  const byLearner = new Map<string, StoredRun[]>()
+  for (const run of runs) byLearner.set(run.learner, [...(byLearner.get(run.learner) ?? []), run])
+  const learners = [...byLearner]
+    .map(([learner, theirs]): LearnerRow => {
+      const byId = new Map(theirs.flatMap((run) => own(run).map((c) => [key(c), c] as const)))
+      const stagePoints = stages.flatMap((stage): StagePoints[] => {
+        const run = theirs.find((r) => r.stage === stage)
+        if (!run) return []
+        const mine = own(run)
         return [{
           stage,
-          points: sum(own.map((c) => c.points)),
-          maxPoints: sum(own.map((c) => c.maxPoints)),
-          passedAll: own.every((c) => c.status === 'pass'),
+          points: sum(mine.map((c) => c.points)),
+          maxPoints: sum(mine.map((c) => c.maxPoints)),
+          passedAll: mine.length > 0 && mine.every((c) => c.status === 'pass'),
+          regressionFailed: run.checks.filter((c) => c.stage !== stage && c.status !== 'pass').length,
+          run,
         }]
       })
-      return { learner: run.learner, run, stages: stagePoints, checks: row, total: run.score, maxTotal: run.maxScore }
+      const outcome = (['grader failed', 'time limit'] as const).find((o) => theirs.some((r) => r.outcome === o)) ?? 'graded'
+      return {
+        learner,
+        stages: stagePoints,
+        outcome,
+        checks: checks.map((c) => byId.get(key(c))),
+        total: sum(stagePoints.map((p) => p.points)),
+        maxTotal: sum(stagePoints.map((p) => p.maxPoints)),
+      }
     })
     .sort((a, b) => b.total - a.total || (a.learner < b.learner ? -1 : a.learner > b.learner ? 1 : 0))
 
@@ -72,6 +100,11 @@ export function summarize(runs: StoredRun[]): Summary {
   return { checks, stages, learners, checkStats, stageStats }
 }
 
+/** A learner's stages that are not clean passes (own checks, regression, or the run itself), with their reruns. */
+export function notPassed(row: LearnerRow): StagePoints[] {
+  return row.stages.filter((p) => !p.passedAll || p.regressionFailed > 0 || p.run.outcome !== 'graded')
+}
+
 /** The checks the class fails most: lowest pass rate first, those everyone passes left out. */
 export function mostFailed(summary: Summary, count = 5): CheckStat[] {
   return summary.checkStats
@@ -85,7 +118,7 @@ export function mostFailed(summary: Summary, count = 5): CheckStat[] {
  * manifest does not list (results of another course version) follow, in the
  * order the grader ran them.
  */
-function orderedChecks(runs: StoredRun[]): CheckColumn[] {
+function orderedChecks(runs: Array<Pick<StoredRun, 'checks'>>): CheckColumn[] {
   const seen = new Map<string, CheckColumn>()
   for (const run of runs)
     for (const c of run.checks)

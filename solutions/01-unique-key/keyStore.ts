@@ -1,15 +1,7 @@
 // The key table. Its PRIMARY KEY is the whole idea of this stage: the database,
 // not our code, decides which of two simultaneous requests came first.
-import Database from 'better-sqlite3'
 import type { Db } from '#bank/db.ts'
-
-/** better-sqlite3 raises a SqliteError with one of these codes when the INSERT hits the key's constraint. */
-export function isUniqueViolation(error: unknown): boolean {
-  return (
-    error instanceof Database.SqliteError &&
-    (error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || error.code === 'SQLITE_CONSTRAINT_UNIQUE')
-  )
-}
+import { isUniqueViolation } from '#bank/keyClaims.ts'
 
 export function createKeyStore(db: Db) {
   db.exec(`

@@ -5,7 +5,7 @@
 // told "already processed".
 import { alreadyProcessed, keyReused, notIJson } from '#bank/idempotencyAnswers.ts'
 import type { CreateLayer, Operation, Outcome } from '#bank/layer.ts'
-import { parseIdempotencyKey } from '#solutions/01-unique-key/keyHeader.ts'
+import { parseIdempotencyKey } from '#given/01-unique-key/keyHeader.ts'
 import { fingerprint } from './fingerprint.ts'
 import { createKeyStore } from './keyStore.ts'
 

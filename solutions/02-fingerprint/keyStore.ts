@@ -1,6 +1,6 @@
 // The key table, now with the fingerprint of the request that claimed each key.
 import type { Db } from '#bank/db.ts'
-import { isUniqueViolation } from '#solutions/01-unique-key/keyStore.ts'
+import { isUniqueViolation } from '#bank/keyClaims.ts'
 
 export type Claim = { kind: 'claimed' } | { kind: 'duplicate'; fingerprint: string }
 

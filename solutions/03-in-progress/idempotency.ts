@@ -6,8 +6,9 @@
 // the reverse. A duplicate that arrives in between gets 409 and Retry-After.
 import { alreadyProcessed, claimLost, keyReused, requestInFlight } from '#bank/idempotencyAnswers.ts'
 import type { CreateLayer, Operation, Outcome } from '#bank/layer.ts'
-import { identify } from '#solutions/02-fingerprint/idempotency.ts'
-import { ClaimLostError, createKeyStore } from './keyStore.ts'
+import { identify } from '#given/02-fingerprint/identify.ts'
+import { ClaimLostError } from '#bank/keyClaims.ts'
+import { createKeyStore } from './keyStore.ts'
 
 /**
  * Runs the transfer for the holder of a claim. `complete` runs inside the

@@ -8,7 +8,7 @@
 // transaction that moves the money.
 import { randomUUID } from 'node:crypto'
 import type { Db } from '#bank/db.ts'
-import { isUniqueViolation } from '#solutions/01-unique-key/keyStore.ts'
+import { ClaimLostError, isUniqueViolation } from '#bank/keyClaims.ts'
 
 export type Claim =
   | { kind: 'claimed'; owner: string }
@@ -17,9 +17,6 @@ export type Claim =
   | { kind: 'completed' }
 
 type Row = { fingerprint: string; status: 'in_progress' | 'completed'; owner: string | null; leaseUntil: number | null }
-
-/** Thrown inside the money transaction when this request no longer owns its key: rolls the transfer back. */
-export class ClaimLostError extends Error {}
 
 export function createKeyStore(db: Db, leaseMs: number) {
   db.exec(`

@@ -1,15 +1,6 @@
 // The key table. Its PRIMARY KEY is the whole idea of this stage: the database,
 // not our code, decides which of two simultaneous requests came first.
-import Database from 'better-sqlite3'
 import type { Db } from '#bank/db.ts'
-
-/** better-sqlite3 raises a SqliteError with one of these codes when the INSERT hits the key's constraint. */
-export function isUniqueViolation(error: unknown): boolean {
-  return (
-    error instanceof Database.SqliteError &&
-    (error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || error.code === 'SQLITE_CONSTRAINT_UNIQUE')
-  )
-}
 
 export function createKeyStore(db: Db) {
   // TODO 1: make `key` the PRIMARY KEY. Without a constraint, nothing stops a
@@ -31,8 +22,9 @@ export function createKeyStore(db: Db) {
     claim(key: string): boolean {
       // TODO 3: run the INSERT (created_at: new Date().toISOString()).
       //  - it succeeds: this request owns the key, return true;
-      //  - it throws and isUniqueViolation(error): someone claimed the key
-      //    first, even a microsecond ago in another process: return false;
+      //  - it throws and isUniqueViolation(error) (given, import it from
+      //    '#bank/keyClaims.ts'): someone claimed the key first, even a
+      //    microsecond ago in another process: return false;
       //  - anything else is a real failure: rethrow it.
       // Do not SELECT first to "check": between the SELECT and the INSERT,
       // another request can do the same SELECT. The failed INSERT *is* the answer.

@@ -12,7 +12,7 @@
 //   keyReused, notIJson from '#bank/idempotencyAnswers.ts' (the 422 and 400 answers, given)
 import { alreadyProcessed } from '#bank/idempotencyAnswers.ts'
 import type { CreateLayer, Operation, Outcome } from '#bank/layer.ts'
-import { parseIdempotencyKey } from '#solutions/01-unique-key/keyHeader.ts'
+import { parseIdempotencyKey } from '#given/01-unique-key/keyHeader.ts'
 import { createKeyStore } from './keyStore.ts'
 
 /** What identifies a request: its key and its fingerprint. Or the 400 to answer with. */

@@ -13,7 +13,7 @@
 // gets 409 and Retry-After.
 import { alreadyProcessed, keyReused, requestInFlight } from '#bank/idempotencyAnswers.ts'
 import type { CreateLayer, Operation, Outcome } from '#bank/layer.ts'
-import { identify } from '#solutions/02-fingerprint/idempotency.ts'
+import { identify } from '#given/02-fingerprint/identify.ts'
 import { createKeyStore } from './keyStore.ts'
 
 /**
@@ -29,7 +29,7 @@ export async function executeClaimed(
   // money's transaction: op.execute((result) => claim.complete(result)). Then
   // the debit, the credit, the ledger row and the switch to `completed` commit
   // together, or (if complete throws) none of them does.
-  //   - If op.execute throws a ClaimLostError (keyStore.ts), our lease ran out
+  //   - If op.execute throws a ClaimLostError (#bank/keyClaims.ts), our lease ran out
   //     and a retry owns the key now: the money rolled back, answer claimLost()
   //     (from #bank/idempotencyAnswers.ts).
   //   - Any other error: claim.release(), then rethrow it.

@@ -13,7 +13,7 @@
 // transaction that moves the money.
 import { randomUUID } from 'node:crypto'
 import type { Db } from '#bank/db.ts'
-import { isUniqueViolation } from '#solutions/01-unique-key/keyStore.ts'
+import { isUniqueViolation } from '#bank/keyClaims.ts'
 
 export type Claim =
   | { kind: 'claimed'; owner: string }
@@ -22,9 +22,6 @@ export type Claim =
   | { kind: 'completed' }
 
 type Row = { fingerprint: string; status: 'in_progress' | 'completed'; owner: string | null; leaseUntil: number | null }
-
-/** Thrown inside the money transaction when this request no longer owns its key: rolls the transfer back. */
-export class ClaimLostError extends Error {}
 
 export function createKeyStore(db: Db, leaseMs: number) {
   db.exec(`
@@ -81,7 +78,8 @@ export function createKeyStore(db: Db, leaseMs: number) {
     complete(_key: string, _owner: string): void {
       // TODO (phase two): run `complete`; if it changed no row, this request
       // no longer owns the key (its lease expired and a retry took it over):
-      // throw new ClaimLostError(...), so the money it was about to commit rolls back.
+      // throw new ClaimLostError(...) (from '#bank/keyClaims.ts'), so the money
+      // it was about to commit rolls back.
     },
 
     /** Gives the key back after a failure that moved no money, so a retry runs again. */

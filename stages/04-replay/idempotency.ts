@@ -11,8 +11,8 @@
 // `Idempotent-Replayed: true` so clients and logs can tell.
 import { alreadyProcessed, keyReused, requestInFlight } from '#bank/idempotencyAnswers.ts'
 import type { CreateLayer, Outcome } from '#bank/layer.ts'
-import { identify } from '#solutions/02-fingerprint/idempotency.ts'
-import { executeClaimed } from '#solutions/03-in-progress/idempotency.ts'
+import { identify } from '#given/02-fingerprint/identify.ts'
+import { executeClaimed } from '#given/03-in-progress/executeClaimed.ts'
 import { createKeyStore } from './keyStore.ts'
 
 /** The stored status, headers and body, plus the marker. */

@@ -7,8 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from '#bank/db.ts'
 import type { Outcome } from '#bank/layer.ts'
-import { isUniqueViolation } from '#solutions/01-unique-key/keyStore.ts'
-import { ClaimLostError } from '#solutions/03-in-progress/keyStore.ts'
+import { ClaimLostError, isUniqueViolation } from '#bank/keyClaims.ts'
 
 // TODO (replay): a completed claim carries what to replay:
 //   | { kind: 'completed'; response: Outcome }

@@ -7,9 +7,9 @@
 // announced on every response in the Idempotency-Key-Policy header.
 import { keyReused, requestInFlight } from '#bank/idempotencyAnswers.ts'
 import type { CreateLayer } from '#bank/layer.ts'
-import { identify } from '#solutions/02-fingerprint/idempotency.ts'
-import { executeClaimed } from '#solutions/03-in-progress/idempotency.ts'
-import { replay } from '#solutions/04-replay/idempotency.ts'
+import { identify } from '#given/02-fingerprint/identify.ts'
+import { executeClaimed } from '#given/03-in-progress/executeClaimed.ts'
+import { replay } from '#given/04-replay/replay.ts'
 import { createKeyStore } from './keyStore.ts'
 
 export const createLayer: CreateLayer = ({ db, config }) => {

@@ -13,8 +13,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from '#bank/db.ts'
 import type { Outcome } from '#bank/layer.ts'
-import { isUniqueViolation } from '#solutions/01-unique-key/keyStore.ts'
-import { ClaimLostError } from '#solutions/03-in-progress/keyStore.ts'
+import { ClaimLostError, isUniqueViolation } from '#bank/keyClaims.ts'
 
 export type Scope = { clientId: string; route: string; key: string }
 

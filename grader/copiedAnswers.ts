@@ -1,0 +1,159 @@
+// Refuses copied answers before any server starts: a learner file that loads
+// the reference solution (by the `#solutions/` alias, by a relative or
+// absolute path into solutions/, by import() or require() with a literal, or
+// by being a symbolic link into it) scores 0 for its stage. `given/` holds
+// earlier stages' pieces, solved: a stage may use those of earlier stages
+// only, never the piece that is its own answer. Paths computed at run time
+// are not visible here; confinement.ts makes solutions/ unreadable to the
+// graded process for those.
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { repoRoot } from './paths.ts'
+
+// typescript is a devDependency every checkout installs (npm install); its
+// scanner finds import/export-from/import()/require() as the language sees them.
+const ts = createRequire(import.meta.url)('typescript') as typeof import('typescript')
+
+export type Refusal = { file: string; reason: string }
+
+export const SOLUTION_REASON = 'imports the reference solution'
+
+const CODE = /\.(?:ts|mts|cts|js|mjs|cjs|tsx|jsx)$/
+
+/** Stage number of a `given/NN-slug/…` path, or undefined for any other path. */
+export function givenStage(path: string): number | undefined {
+  const rel = relative(resolve(repoRoot, 'given'), path)
+  const m = /^(\d+)-/.exec(rel)
+  return m && !rel.startsWith('..') ? Number(m[1]) : undefined
+}
+
+export type ScanTarget = {
+  /** The stage whose files these are: it may use given pieces of earlier stages only. */
+  stage: number
+  /** The folder the files run from (this course's stage folder, or an overlay of it). */
+  dir: string
+  /** What a learner calls this folder, e.g. `stages/05-scope-ttl`: used in the messages. */
+  shownAs: string
+  /** The learner's own copy of the folder, when grading another checkout: relative paths are resolved from there too. */
+  original?: string
+  /** That checkout's root: its solutions/ is refused as well as ours. */
+  checkout?: string
+}
+
+/** Every reason to refuse this stage's folder; empty when it loads no answer it should not. */
+export function findCopiedAnswers(target: ScanTarget): Refusal[] {
+  const solutionRoots = [resolve(repoRoot, 'solutions'), ...(target.checkout ? [resolve(target.checkout, 'solutions')] : [])]
+  const forbidden = (path: string): string | undefined => {
+    const real = realOrSelf(path)
+    for (const candidate of new Set([path, real])) {
+      // The graded folder itself is fine (with --solution it lies in solutions/); a link out of it is not.
+      if (inside(target.dir, candidate)) continue
+      if (solutionRoots.some((root) => inside(root, candidate))) return SOLUTION_REASON
+      const g = givenStage(candidate)
+      if (g !== undefined && g >= target.stage)
+        return `${SOLUTION_REASON} (${relative(repoRoot, candidate)} is stage ${g}'s answer; stage ${target.stage} may use given/ of earlier stages only)`
+    }
+    return undefined
+  }
+  const refusals: Refusal[] = []
+  const seen = new Set<string>()
+  const files = listCode(target.dir)
+  const visit = (file: string, shown: string, from: string[]) => {
+    if (seen.has(file)) return
+    seen.add(file)
+    const link = forbidden(file)
+    if (link) return void refusals.push({ file: shown, reason: `is a link into solutions/ or given/: it ${link}` })
+    let text: string
+    try {
+      text = readFileSync(file, 'utf8')
+    } catch {
+      return // not there: loading it fails on its own
+    }
+    for (const spec of specifiers(text)) {
+      const reason = forbiddenSpecifier(spec, target.stage)
+      if (reason) {
+        refusals.push({ file: shown, reason })
+        continue
+      }
+      const paths = resolveSpecifier(spec, from)
+      const hit = paths.map(forbidden).find(Boolean)
+      if (hit) {
+        refusals.push({ file: shown, reason: hit })
+        continue
+      }
+      // A relative import that leaves the folder: that file is scanned too.
+      const next = paths.find((p) => existsSync(p) && !inside(target.dir, p) && !inside(resolve(repoRoot, 'bank'), p) && !inside(resolve(repoRoot, 'given'), p))
+      if (next && CODE.test(next)) visit(next, relative(repoRoot, next) || next, [dirname(next)])
+    }
+  }
+  for (const name of files)
+    visit(join(target.dir, name), `${target.shownAs}/${name}`, [target.dir, ...(target.original ? [target.original] : [])])
+  return refusals
+}
+
+/** The refusal as one line per file, e.g. `stages/05-scope-ttl/idempotency.ts imports the reference solution`. */
+export function describeRefusals(refusals: Refusal[]): string {
+  return [...new Set(refusals.map((r) => `${r.file} ${r.reason}`))].join('\n')
+}
+
+/**
+ * The permission model's refusal (confinement.ts) as a learner reads it, when
+ * a process tried to read solutions/ at run time (a computed path); undefined
+ * for any other failure.
+ */
+export function deniedSolutionRead(shownAs: string, log: string): string | undefined {
+  if (!log.includes('ERR_ACCESS_DENIED')) return undefined
+  const resource = /resource: '([^']+)'/.exec(log)?.[1]
+  if (!resource || !inside(resolve(repoRoot, 'solutions'), resource)) return undefined
+  return `${shownAs} ${SOLUTION_REASON} (at run time it tried to read ${relative(repoRoot, resource)}, which the grader does not let it read)`
+}
+
+function forbiddenSpecifier(spec: string, stage: number): string | undefined {
+  if (spec.startsWith('#solutions/') || spec === '#solutions') return SOLUTION_REASON
+  const given = /^#given\/(\d+)-/.exec(spec)
+  if (given && Number(given[1]) >= stage)
+    return `${SOLUTION_REASON} (${spec.slice(1)} is stage ${Number(given[1])}'s answer; stage ${stage} may use given/ of earlier stages only)`
+  return undefined
+}
+
+/** Where a path-like specifier lands, from each folder the file may run in; packages and aliases are not paths. */
+function resolveSpecifier(spec: string, from: string[]): string[] {
+  if (spec.startsWith('#given/')) return [resolve(repoRoot, spec.slice(1))]
+  if (spec.startsWith('file:')) {
+    try {
+      return [fileURLToPath(spec)]
+    } catch {
+      return []
+    }
+  }
+  if (isAbsolute(spec)) return [resolve(spec)]
+  if (spec.startsWith('.')) return from.map((dir) => resolve(dir, spec))
+  return []
+}
+
+function specifiers(text: string): string[] {
+  return ts.preProcessFile(text, true, true).importedFiles.map((f) => f.fileName)
+}
+
+function listCode(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((name) => CODE.test(name) || lstatSync(join(dir, name)).isSymbolicLink()).sort()
+  } catch {
+    return []
+  }
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path)
+  } catch {
+    return path
+  }
+}
+
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path)
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel))
+}

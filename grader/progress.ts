@@ -1,0 +1,74 @@
+// Where a learner stands: for each stage, what its own folder scores on its own
+// checks, whether it passes them, or whether it is still the untouched
+// starter; and the one thing to do next. Regression failures are shown but do
+// not decide: some regression checks call another stage's learner file (the
+// stage 0 query, stage 2's canonicalize), whose state is that stage's.
+import chalk from 'chalk'
+import { course, type Stage } from './course.ts'
+import { repoRoot } from './paths.ts'
+import type { GradeResult } from './runner.ts'
+import { isUntouched } from './starters.ts'
+import { describeSource, type Source } from './workspace.ts'
+
+export type StageState = 'passed' | 'failed' | 'not started'
+
+export type StageProgress = {
+  stage: number
+  slug: string
+  title: string
+  state: StageState
+  /** Points of the stage's own checks (regression checks not counted: they test given layers). */
+  score: number
+  maxScore: number
+  /** Regression checks of earlier stages that failed on this stage's folder. */
+  regressionFailed: string[]
+}
+
+/** The learner files of a checkout, for the "not started" test; none for the reference solution. */
+export function checkoutOf(source: Source): string | undefined {
+  return source.kind === 'starter' ? repoRoot : source.kind === 'dir' ? source.path : undefined
+}
+
+export function stageProgress(result: GradeResult, stage: Stage, source: Source): StageProgress {
+  const own = result.checks.filter((c) => c.stage === stage.number)
+  const checkout = checkoutOf(source)
+  const untouched = checkout !== undefined && isUntouched(stage, checkout)
+  return {
+    stage: stage.number,
+    slug: stage.slug,
+    title: stage.title,
+    state: untouched ? 'not started' : own.length > 0 && own.every((c) => c.passed) ? 'passed' : 'failed',
+    score: own.reduce((n, c) => n + c.points, 0),
+    maxScore: own.reduce((n, c) => n + c.maxPoints, 0),
+    regressionFailed: result.checks.filter((c) => c.stage !== stage.number && !c.passed).map((c) => c.id),
+  }
+}
+
+/** "next: stage 3 — npm run grade -- 3", from the first stage not passed; the capstone once all pass. */
+export function nextStep(progress: Array<Pick<StageProgress, 'stage' | 'state'>>, source: Source): string {
+  const todo = progress.find((p) => p.state !== 'passed')
+  if (!todo) return `next: the capstone — npm run replay -- all (every stage passes)`
+  const title = course.stages.find((s) => s.number === todo.stage)?.title ?? ''
+  return `next: stage ${todo.stage} (${title}) — npm run grade -- ${todo.stage}${describeSource(source)}`
+}
+
+/** After a single stage passes: the stage that follows it. */
+export function nextAfter(stage: Stage, source: Source): string {
+  const following = course.stages.find((s) => s.number === stage.number + 1)
+  return following
+    ? `next: stage ${following.number} (${following.title}) — npm run grade -- ${following.number}${describeSource(source)}`
+    : `next: the capstone — npm run replay -- all`
+}
+
+const MARK: Record<StageState, string> = { passed: chalk.green('✓'), failed: chalk.red('✗'), 'not started': chalk.dim('·') }
+
+export function renderProgress(progress: StageProgress[], source: Source): string {
+  const width = Math.max(...progress.map((p) => p.title.length))
+  const lines = [chalk.bold(`\nProgress`)]
+  for (const p of progress) {
+    const regression = p.regressionFailed.length ? chalk.red(`  regression failing: ${p.regressionFailed.join(', ')}`) : ''
+    lines.push(`  ${MARK[p.state]} stage ${p.stage}  ${p.title.padEnd(width)}  ${`${p.score}/${p.maxScore}`.padStart(7)}  ${p.state}${regression}`)
+  }
+  lines.push('', chalk.bold(nextStep(progress, source)))
+  return lines.join('\n')
+}

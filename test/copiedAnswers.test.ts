@@ -1,0 +1,93 @@
+// A learner file that loads the reference solution scores 0 for its stage,
+// with a message naming the file: by the #solutions/ alias, by a relative
+// path, by a path computed at run time (Node's permission model stops that
+// one), by a symbolic link, by import()/require() with a literal, or by
+// re-exporting the given/ piece that is the stage's own answer.
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { findCopiedAnswers } from '#grader/copiedAnswers.ts'
+import { stageByNumber } from '#grader/course.ts'
+import { repoRoot } from '#grader/paths.ts'
+import { gradeIn, scratchDir } from './helpers/scratch.ts'
+
+const scratch = scratchDir('copied')
+afterAll(() => scratch.dispose())
+
+/** A checkout holding one learner file of one stage. */
+function checkout(name: string, stage: number, file: string, text: string): string {
+  const dir = join(scratch.path, name)
+  const folder = join(dir, 'stages', stageByNumber(stage).folder)
+  mkdirSync(folder, { recursive: true })
+  writeFileSync(join(folder, file), text)
+  return dir
+}
+
+const MESSAGE = 'stages/05-scope-ttl/idempotency.ts imports the reference solution'
+
+describe('grading a checkout that copies the answer', () => {
+  // The checkout's folder sits four levels below the overlay the grader runs
+  // it from (.lab/work/run-*/05-scope-ttl): enough ../ to reach solutions/.
+  const cheats = [
+    { name: 're-export', text: "// TODO\nexport { createLayer } from '#solutions/05-scope-ttl/idempotency.ts'\n", message: MESSAGE },
+    { name: 'relative-path', text: "// TODO\nexport { createLayer } from '../../../../solutions/05-scope-ttl/idempotency.ts'\n", message: MESSAGE },
+    {
+      name: 'computed-path',
+      // No literal names solutions/: only the permission model can stop this.
+      text: [
+        '// TODO',
+        "import { fileURLToPath } from 'node:url'",
+        "const root = fileURLToPath(import.meta.url).split('/.lab/')[0]",
+        "const parts = [root, ['sol', 'utions'].join(''), '05-scope-ttl', 'idempotency.ts']",
+        "export const { createLayer } = await import(parts.join('/'))",
+        '',
+      ].join('\n'),
+      message: 'stages/05-scope-ttl imports the reference solution (at run time it tried to read solutions/05-scope-ttl/idempotency.ts',
+    },
+  ]
+
+  it.for(cheats)('the $name cheat scores 0 for stage 5, every check saying why', async (cheat) => {
+    const dir = checkout(cheat.name, 5, 'idempotency.ts', cheat.text)
+    const result = await gradeIn(scratch.path, { stage: 5, seed: 1, source: { kind: 'dir', path: dir } })
+    expect(result.score).toBe(0)
+    expect(result.checks.length).toBeGreaterThan(0)
+    for (const c of result.checks) expect(c.message, c.id).toContain(cheat.message)
+  })
+})
+
+describe('the static scan (before any server starts)', () => {
+  const stage5 = stageByNumber(5)
+  const scan = (name: string, stage: number, file: string, text: string) => {
+    const dir = checkout(name, stage, file, text)
+    const folder = join(dir, 'stages', stageByNumber(stage).folder)
+    return findCopiedAnswers({ stage, dir: folder, shownAs: `stages/${stageByNumber(stage).folder}`, checkout: dir })
+  }
+
+  it('refuses import() and require() with a literal', () => {
+    expect(scan('dynamic', 5, 'idempotency.ts', "export const m = await import('#solutions/05-scope-ttl/idempotency.ts')\n")).toHaveLength(1)
+    const absolute = resolve(repoRoot, 'solutions/05-scope-ttl/keyStore.ts')
+    expect(scan('require', 5, 'idempotency.ts', `const require = (await import('node:module')).createRequire(import.meta.url)\nexport const m = require('${absolute}')\n`)).toHaveLength(1)
+  })
+
+  it('refuses a learner file that is a link into solutions/', () => {
+    const dir = join(scratch.path, 'link', 'stages', stage5.folder)
+    mkdirSync(dir, { recursive: true })
+    symlinkSync(resolve(repoRoot, 'solutions', stage5.folder, 'idempotency.ts'), join(dir, 'idempotency.ts'))
+    const refusals = findCopiedAnswers({ stage: 5, dir, shownAs: `stages/${stage5.folder}` })
+    expect(refusals.map((r) => `${r.file} ${r.reason}`)).toEqual([`stages/${stage5.folder}/idempotency.ts is a link into solutions/ or given/: it imports the reference solution`])
+  })
+
+  it("refuses a stage's own answer taken from given/, and allows earlier stages' pieces", () => {
+    const own = scan('own-given', 2, 'canonicalize.ts', "export { canonicalize } from '#given/02-fingerprint/canonicalize.ts'\n")
+    expect(own.map((r) => r.reason)).toEqual(["imports the reference solution (given/02-fingerprint/canonicalize.ts is stage 2's answer; stage 2 may use given/ of earlier stages only)"])
+    expect(scan('earlier-given', 3, 'idempotency.ts', "export { canonicalize } from '#given/02-fingerprint/canonicalize.ts'\n")).toEqual([])
+  })
+
+  it('finds nothing in the starters and the solutions', () => {
+    for (const root of ['stages', 'solutions'])
+      for (const n of [0, 1, 2, 3, 4, 5]) {
+        const s = stageByNumber(n)
+        expect(findCopiedAnswers({ stage: n, dir: resolve(repoRoot, root, s.folder), shownAs: `${root}/${s.folder}` }), `${root}/${s.folder}`).toEqual([])
+      }
+  })
+})
