@@ -5,7 +5,9 @@ import { parseArgs } from 'node:util'
 import chalk from 'chalk'
 import { findStage, UnknownStageError } from './course.ts'
 import { installSignalCleanup } from './processes.ts'
-import { printCheck, printHeader, printStageStart, printSummary, printVerboseExchange } from './report.ts'
+import { nextStep } from './nextStep.ts'
+import { LOOP_OPTIONS, LOOP_USAGE, LoopOptionError, loopGradeOptions } from './options.ts'
+import { printCheck, printHeader, printKept, printStageStart, printSummary, printVerboseExchange } from './report.ts'
 import { newSeed } from './rng.ts'
 import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from './roster/roster.ts'
 import type { GradeResult } from './runner.ts'
@@ -20,6 +22,7 @@ const USAGE = `usage: npm run grade -- <stage> [options]
   --repeat N       grade N times with seeds N, N+1, ... and report failures out of N
   --json FILE      write the result as JSON
   --verbose        print every request and response
+${LOOP_USAGE}
 
   --roster DIR     grade every checkout under DIR (folder name = learner id),
                    in parallel, each in its own process; results go to the store
@@ -43,6 +46,7 @@ async function main(): Promise<number> {
       'time-limit': { type: 'string', default: String(DEFAULT_TIME_LIMIT_S) },
       jobs: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
+      ...LOOP_OPTIONS,
     },
   })
   if (values.help || positionals.length !== 1) {
@@ -62,8 +66,11 @@ async function main(): Promise<number> {
   if (!Number.isInteger(repeat) || repeat < 1) throw new UsageError('--repeat takes a whole number ≥ 1')
   const firstSeed = values.seed !== undefined ? Number(values.seed) : newSeed()
   if (!Number.isSafeInteger(firstSeed)) throw new UsageError('--seed takes a whole number')
+  const loop = loopGradeOptions(stage, values, values.json)
+  if (loop.keep && repeat !== 1) throw new UsageError('--keep keeps one server: it excludes --repeat')
   if (values.roster) {
-    if (values.solution || values.dir || repeat !== 1) throw new UsageError('--roster excludes --solution, --dir and --repeat')
+    if (values.solution || values.dir || repeat !== 1 || loop.partial || loop.keep)
+      throw new UsageError('--roster excludes --solution, --dir, --repeat, --only, --no-regression and --keep')
     const timeLimit = Number(values['time-limit'])
     const jobs = values.jobs === undefined ? undefined : Number(values.jobs)
     if (!(timeLimit > 0)) throw new UsageError('--time-limit takes a number of seconds')
@@ -81,6 +88,7 @@ async function main(): Promise<number> {
     const quiet = repeat > 1
     if (!quiet) printHeader(stage, seed, where)
     const result = await grade({
+      ...loop,
       stage: stage.number,
       seed,
       source,
@@ -92,7 +100,11 @@ async function main(): Promise<number> {
     if (quiet) {
       const mark = result.passed ? chalk.green('✓') : chalk.red('✗')
       console.log(`${mark} run ${run + 1}/${repeat} seed ${seed}: ${result.score}/${result.maxScore} (${(result.durationMs / 1000).toFixed(1)} s)`)
-    } else printSummary(result)
+    } else {
+      printSummary(result)
+      if (result.kept) printKept(result.kept)
+      console.log(chalk.bold(nextStep(result, loop)))
+    }
   }
 
   if (repeat > 1) {
@@ -112,7 +124,7 @@ class UsageError extends Error {}
 main().then(
   (code) => process.exit(code),
   (error) => {
-    if (error instanceof UsageError || error instanceof UnknownStageError || error instanceof RosterError) {
+    if (error instanceof UsageError || error instanceof UnknownStageError || error instanceof RosterError || error instanceof LoopOptionError) {
       console.error(chalk.red(error.message))
       console.error(USAGE)
     } else console.error(chalk.red('the grader itself failed:'), error)
