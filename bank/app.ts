@@ -10,6 +10,7 @@ import type { Db } from './db.ts'
 import type { Layer, Operation } from './layer.ts'
 import { createMoney } from './money.ts'
 import { HttpProblem, jsonOutcome, problem, type Outcome } from './problem.ts'
+import { requestLog } from './requestLog.ts'
 import { CoreUpdate, DepositBody, NewAccount, NewClient, TransferBody } from './schemas.ts'
 
 type RawRequest = Request & { rawBody?: string }
@@ -40,6 +41,7 @@ export function createApp(db: Db, config: Config, layer: Layer) {
   const app = express()
   app.disable('x-powered-by')
   app.set('etag', false)
+  app.use(requestLog())
   const core = new CoreBanking(config.processingDelayMs)
   const money = createMoney(db)
   const client = requireClient(db)

@@ -18,6 +18,11 @@ export function printHeader(stage: Stage, seed: number, where: string) {
 }
 
 let lastStage = -1
+/** Before a new grade in the same process (watch mode): the first stage heading prints again. */
+export function resetStageHeadings() {
+  lastStage = -1
+}
+
 export function printStageStart(_check: Check, stage: Stage, graded: number) {
   if (stage.number === lastStage) return
   lastStage = stage.number
