@@ -88,7 +88,7 @@ async function main(): Promise<number> {
     const quiet = repeat > 1
     if (!quiet) printHeader(stage, seed, where)
     const result = await grade({
-      ...loop,
+      ...loop.grade,
       stage: stage.number,
       seed,
       source,

@@ -22,7 +22,7 @@ type LoopValues = { only?: string[]; 'no-regression'?: boolean; keep?: boolean; 
 export class LoopOptionError extends Error {}
 
 /** The GradeOptions these flags mean for `stage`; throws LoopOptionError on a bad value. */
-export function loopGradeOptions(stage: Stage, values: LoopValues, json: string | undefined): Partial<GradeOptions> & { partial: boolean } {
+export function loopGradeOptions(stage: Stage, values: LoopValues, json: string | undefined): { partial: boolean; keep: boolean; grade: Partial<GradeOptions> } {
   // course.json's ids (test/course.test.ts keeps them equal to the checks'):
   // the check modules themselves load later, so that one failing to load is exit 2.
   const known = course.stages.filter((s) => s.number <= stage.number).flatMap((s) => s.checks)
@@ -40,9 +40,7 @@ export function loopGradeOptions(stage: Stage, values: LoopValues, json: string 
   }
   return {
     partial,
-    only: values.only?.length ? values.only : undefined,
-    noRegression: values['no-regression'],
-    keep: values.keep,
-    startTimeoutMs,
+    keep: !!values.keep,
+    grade: { only: values.only?.length ? values.only : undefined, noRegression: values['no-regression'], keep: values.keep, startTimeoutMs },
   }
 }
