@@ -2,13 +2,13 @@
 // (each in a fresh process, as `npm run grade` runs), and in watch mode the
 // time from saving a file to the first check's verdict and to the whole
 // verdict. Watch runs on a temporary --dir checkout holding the reference
-// solution, so the bench never writes to the course's own files.
+// solutions up to that stage, so the bench never writes to the course's own files.
 import { spawn } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { stageByNumber } from '#grader/course.ts'
+import { course, stageByNumber } from '#grader/course.ts'
 import { repoRoot } from '#grader/paths.ts'
 import { signalGroup, track } from '#grader/processes.ts'
 import { runProbe } from './grading.ts'
@@ -24,6 +24,8 @@ export type LoopStage = {
   saveToFirstCheckMs: number
   saveToVerdictMs: number
   passed: boolean
+  /** What failed, per run ("full: id", "no-regression: id", "watch: ✗ line"): a loaded machine shows here first. */
+  failed: string[]
 }
 
 export type Loop = { seed: number; stages: LoopStage[] }
@@ -47,6 +49,7 @@ export async function measureLoop(stages: number[], seed: number, log: (line: st
       noRegressionWallMs: narrow.wallMs,
       ...watch,
       passed: full.passed && narrow.passed && watch.passed,
+      failed: [...full.failed.map((id) => `full: ${id}`), ...narrow.failed.map((id) => `no-regression: ${id}`), ...watch.failed.map((l) => `watch: ${l}`)],
     }
     results.push(result)
     log(
@@ -58,12 +61,15 @@ export async function measureLoop(stages: number[], seed: number, log: (line: st
 }
 
 /** Starts `npm run watch` on a solved checkout, waits for its first verdict, saves a learner file, times the regrade. */
-async function saveToVerdict(stageNumber: number, seed: number): Promise<Pick<LoopStage, 'saveToFirstCheckMs' | 'saveToVerdictMs' | 'passed'>> {
+async function saveToVerdict(stageNumber: number, seed: number): Promise<Pick<LoopStage, 'saveToFirstCheckMs' | 'saveToVerdictMs' | 'passed' | 'failed'>> {
   const stage = stageByNumber(stageNumber)
   const checkout = mkdtempSync(join(tmpdir(), 'idem-bench-loop-'))
+  // Solved up to this stage: the regression checks call earlier stages' learner files too.
+  for (const s of course.stages.filter((s) => s.number <= stageNumber)) {
+    mkdirSync(join(checkout, 'stages', s.folder), { recursive: true })
+    for (const file of s.edits) cpSync(resolve(repoRoot, 'solutions', s.folder, file), join(checkout, 'stages', s.folder, file))
+  }
   const folder = join(checkout, 'stages', stage.folder)
-  mkdirSync(folder, { recursive: true })
-  for (const file of stage.edits) cpSync(resolve(repoRoot, 'solutions', stage.folder, file), join(folder, file))
   const child = spawn(process.execPath, ['--import', 'tsx', 'grader/watch.ts', String(stageNumber), '--dir', checkout, '--seed', String(seed)], {
     cwd: repoRoot,
     env: { ...process.env, FORCE_COLOR: '0' },
@@ -94,6 +100,7 @@ async function saveToVerdict(stageNumber: number, seed: number): Promise<Pick<Lo
       saveToFirstCheckMs: Math.round(firstCheck - saved),
       saveToVerdictMs: Math.round(verdict - saved),
       passed: /^PASSED /m.test(after()),
+      failed: after().split('\n').filter((l) => l.startsWith('  ✗ ')).map((l) => l.trim()),
     }
   } finally {
     const exited = new Promise((done) => child.once('exit', done))

@@ -181,4 +181,5 @@ export function printLoop(loop: Loop | { skipped: string }) {
       s(l.saveToVerdictMs),
     ]),
   )
+  for (const l of loop.stages) for (const f of l.failed) console.log(chalk.red(`  stage ${l.stage} ${f}`))
 }
