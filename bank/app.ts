@@ -12,6 +12,7 @@ import { createMoney } from './money.ts'
 import { jsonBody, type RawRequest } from './body.ts'
 import { repeatedKeyProblem } from './keyLines.ts'
 import { HttpProblem, jsonOutcome, problem, writeOutcome as send, type Outcome } from './problem.ts'
+import { requestLog } from './requestLog.ts'
 import { CoreUpdate, DepositBody, NewAccount, NewClient, TransferBody } from './schemas.ts'
 
 function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
@@ -29,6 +30,7 @@ export function createApp(db: Db, config: Config, layer: Layer) {
   const app = express()
   app.disable('x-powered-by')
   app.set('etag', false)
+  app.use(requestLog())
   const core = new CoreBanking(config.processingDelayMs)
   const money = createMoney(db)
   const client = requireClient(db)

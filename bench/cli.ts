@@ -8,8 +8,9 @@ import { installSignalCleanup } from '#grader/processes.ts'
 import { measureDayReplay } from './dayReplay.ts'
 import { measureGrading } from './grading.ts'
 import { measureLayers } from './layers.ts'
+import { measureLoop } from './loop.ts'
 import { DEFAULT_CONNECTIONS } from './load.ts'
-import { buildReport, currentLoad, printReport } from './report.ts'
+import { buildReport, currentLoad, printLoop, printReport } from './report.ts'
 
 const USAGE = `usage: npm run bench -- [options]
 
@@ -18,12 +19,12 @@ const USAGE = `usage: npm run bench -- [options]
   --rounds N         interleaved rounds per server and workload (default 10)
   --stages LIST      stages to measure, comma-separated (default: every stage in course.json)
   --connections N    keep-alive connections of the load generator (default ${DEFAULT_CONNECTIONS})
-  --parts LIST       any of load,grade,day (default all three)
+  --parts LIST       any of load,grade,day,loop (default all four)
   --seed N           seed of the grading runs (default 1)
 
 Profile a server: BENCH_CPU_PROF=DIR [BENCH_CPU_PROF_STAGES=0,5] npm run bench -- --parts load`
 
-const PARTS = ['load', 'grade', 'day'] as const
+const PARTS = ['load', 'grade', 'day', 'loop'] as const
 
 class UsageError extends Error {}
 
@@ -73,8 +74,11 @@ async function main(): Promise<number> {
   const finalStage = Math.max(...known)
   const day = parts.includes('day') ? await measureDayReplay(finalStage, log) : { skipped: 'skipped (--parts)' }
 
-  const report = buildReport(options, startLoad, layers, grading, day)
+  const loop = parts.includes('loop') ? await measureLoop(stages, seed, log) : { skipped: 'skipped (--parts)' }
+
+  const report = { ...buildReport(options, startLoad, layers, grading, day), loop }
   printReport(report)
+  printLoop(loop)
   if (values.json) {
     writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`)
     console.log(chalk.dim(`\nwrote ${values.json}`))

@@ -1,12 +1,13 @@
 // One grading run of a reference solution, in a process of its own so that
 // its peak memory is the grader's alone:
-//   node --import tsx bench/gradeProbe.ts <stage> <seed>
+//   node --import tsx bench/gradeProbe.ts <stage> <seed> [no-regression]
 // Prints one JSON line. maxRSS is this process only (not the bank servers it
 // starts, which are separate processes).
 import { grade } from '#grader/runner.ts'
 
 const [stage, seed] = process.argv.slice(2).map(Number)
-const result = await grade({ stage: stage!, seed: seed!, source: { kind: 'solution' } })
+const noRegression = process.argv[4] === 'no-regression'
+const result = await grade({ stage: stage!, seed: seed!, source: { kind: 'solution' }, noRegression })
 const failed = result.checks.filter((c) => !c.passed).map((c) => c.id)
 console.log(
   JSON.stringify({

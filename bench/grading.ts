@@ -38,8 +38,9 @@ export async function measureGrading(stages: number[], seed: number, log: (line:
   return { seed, stages: results, peakRssMb: Math.max(...results.map((r) => r.maxRssMb)) }
 }
 
-function runProbe(stage: number, seed: number): Promise<Omit<StageGrade, 'stage' | 'wallMs'>> {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, 'bench/gradeProbe.ts'), String(stage), String(seed)], {
+export function runProbe(stage: number, seed: number, noRegression = false): Promise<Omit<StageGrade, 'stage' | 'wallMs'>> {
+  const args = [resolve(repoRoot, 'bench/gradeProbe.ts'), String(stage), String(seed), ...(noRegression ? ['no-regression'] : [])]
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -4,6 +4,7 @@ import chalk from 'chalk'
 import type { DayReplay } from './dayReplay.ts'
 import type { Grading } from './grading.ts'
 import type { LayerResult, LoadOptions } from './layers.ts'
+import type { Loop } from './loop.ts'
 import { round, roundRatios } from './stats.ts'
 
 export const GOALS = { freshRatio: 0.85, replayRatio: 1.0 }
@@ -163,4 +164,22 @@ function printDayReplay(d: DayReplay) {
       `wall ${s(d.wallMs)} with start-up and judging (${fixed(d.attemptsPerWallSecond, 0)} attempts/s)`,
   )
   console.log(`  duplicateTransfers ${d.duplicateTransfers ?? '?'}, lostTransfers ${d.lostTransfers ?? '?'}`)
+}
+
+export function printLoop(loop: Loop | { skipped: string }) {
+  if ('skipped' in loop) return console.log(chalk.dim(`\nlearner loop: ${loop.skipped}`))
+  console.log(chalk.bold('\nThe learner\'s loop') + chalk.dim(`  (reference solutions, seed ${loop.seed}; wall times include process start-up)`))
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+  table(
+    ['stage', 'verdict', 'full grade', '--no-regression', 'watch: save → 1st check', 'save → verdict'],
+    loop.stages.map((l) => [
+      String(l.stage),
+      l.passed ? 'passed' : 'FAILED',
+      s(l.fullWallMs),
+      s(l.noRegressionWallMs),
+      s(l.saveToFirstCheckMs),
+      s(l.saveToVerdictMs),
+    ]),
+  )
+  for (const l of loop.stages) for (const f of l.failed) console.log(chalk.red(`  stage ${l.stage} ${f}`))
 }

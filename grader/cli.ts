@@ -6,8 +6,9 @@ import chalk from 'chalk'
 import { course, findStage, UnknownStageError } from './course.ts'
 import { gradeAll } from './gradeAll.ts'
 import { installSignalCleanup } from './processes.ts'
-import { nextAfter } from './progress.ts'
-import { printCheck, printHeader, printStageStart, printSummary, printVerboseExchange } from './report.ts'
+import { nextStep } from './nextStep.ts'
+import { LOOP_OPTIONS, LOOP_USAGE, LoopOptionError, loopGradeOptions } from './options.ts'
+import { printCheck, printHeader, printKept, printStageStart, printSummary, printVerboseExchange } from './report.ts'
 import { newSeed } from './rng.ts'
 import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from './roster/roster.ts'
 import type { GradeResult } from './runner.ts'
@@ -23,6 +24,7 @@ const USAGE = `usage: npm run grade -- <stage|all> [options]
   --repeat N       grade N times with seeds N, N+1, ... and report failures out of N
   --json FILE      write the result as JSON
   --verbose        print every request and response
+${LOOP_USAGE}
 
   --roster DIR     grade every checkout under DIR (folder name = learner id),
                    every stage (or only <stage>), in parallel, each stage of each
@@ -47,6 +49,7 @@ async function main(): Promise<number> {
       'time-limit': { type: 'string', default: String(DEFAULT_TIME_LIMIT_S) },
       jobs: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
+      ...LOOP_OPTIONS,
     },
   })
   // A roster without a stage grades every stage.
@@ -68,8 +71,11 @@ async function main(): Promise<number> {
   if (!Number.isInteger(repeat) || repeat < 1) throw new UsageError('--repeat takes a whole number ≥ 1')
   const firstSeed = values.seed !== undefined ? Number(values.seed) : newSeed()
   if (!Number.isSafeInteger(firstSeed)) throw new UsageError('--seed takes a whole number')
+  const loop = loopGradeOptions(stage, values, values.json)
+  if (loop.keep && repeat !== 1) throw new UsageError('--keep keeps one server: it excludes --repeat')
   if (values.roster) {
-    if (values.solution || values.dir || repeat !== 1) throw new UsageError('--roster excludes --solution, --dir and --repeat')
+    if (values.solution || values.dir || repeat !== 1 || loop.partial || loop.keep)
+      throw new UsageError('--roster excludes --solution, --dir, --repeat, --only, --no-regression and --keep')
     const timeLimit = Number(values['time-limit'])
     const jobs = values.jobs === undefined ? undefined : Number(values.jobs)
     if (!(timeLimit > 0)) throw new UsageError('--time-limit takes a number of seconds')
@@ -77,7 +83,7 @@ async function main(): Promise<number> {
     return gradeRoster({ stages: stage ? [stage] : course.stages, roster: resolve(values.roster), seed: firstSeed, json: values.json, store: values.store, timeLimitMs: timeLimit * 1000, jobs })
   }
   if (!stage) {
-    if (repeat !== 1) throw new UsageError('all excludes --repeat')
+    if (repeat !== 1 || loop.partial || loop.keep) throw new UsageError('all excludes --repeat, --only, --no-regression and --keep')
     return gradeAll({ source, seed: firstSeed, verbose: values.verbose, json: values.json })
   }
   const where = source.kind === 'starter' ? `stages/${stage.folder}` : source.kind === 'solution' ? `solutions/${stage.folder}` : source.path
@@ -91,6 +97,7 @@ async function main(): Promise<number> {
     const quiet = repeat > 1
     if (!quiet) printHeader(stage, seed, where)
     const result = await grade({
+      ...loop.grade,
       stage: stage.number,
       seed,
       source,
@@ -104,7 +111,8 @@ async function main(): Promise<number> {
       console.log(`${mark} run ${run + 1}/${repeat} seed ${seed}: ${result.score}/${result.maxScore} (${(result.durationMs / 1000).toFixed(1)} s)`)
     } else {
       printSummary(result)
-      if (result.passed) console.log(chalk.bold(nextAfter(stage, source)))
+      if (result.kept) printKept(result.kept)
+      console.log(chalk.bold(nextStep(result, loop, source)))
     }
   }
 
@@ -125,7 +133,7 @@ class UsageError extends Error {}
 main().then(
   (code) => process.exit(code),
   (error) => {
-    if (error instanceof UsageError || error instanceof UnknownStageError || error instanceof RosterError) {
+    if (error instanceof UsageError || error instanceof UnknownStageError || error instanceof RosterError || error instanceof LoopOptionError) {
       console.error(chalk.red(error.message))
       console.error(USAGE)
     } else console.error(chalk.red('the grader itself failed:'), error)

@@ -52,14 +52,6 @@ export function nextStep(progress: Array<Pick<StageProgress, 'stage' | 'state'>>
   return `next: stage ${todo.stage} (${title}) — npm run grade -- ${todo.stage}${describeSource(source)}`
 }
 
-/** After a single stage passes: the stage that follows it. */
-export function nextAfter(stage: Stage, source: Source): string {
-  const following = course.stages.find((s) => s.number === stage.number + 1)
-  return following
-    ? `next: stage ${following.number} (${following.title}) — npm run grade -- ${following.number}${describeSource(source)}`
-    : `next: the capstone — npm run replay -- all`
-}
-
 const MARK: Record<StageState, string> = { passed: chalk.green('✓'), failed: chalk.red('✗'), 'not started': chalk.dim('·') }
 
 export function renderProgress(progress: StageProgress[], source: Source): string {

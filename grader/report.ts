@@ -3,7 +3,9 @@ import chalk from 'chalk'
 import type { Check } from './check.ts'
 import type { Stage } from './course.ts'
 import { describeResponse, toCurl, type Exchange } from './http.ts'
+import type { KeptServer } from './keep.ts'
 import type { CheckResult, GradeResult } from './runner.ts'
+import { isNotRun } from './startFailure.ts'
 
 const indent = (text: string, pad: string) =>
   text
@@ -16,6 +18,11 @@ export function printHeader(stage: Stage, seed: number, where: string) {
 }
 
 let lastStage = -1
+/** Before a new grade in the same process (watch mode): the first stage heading prints again. */
+export function resetStageHeadings() {
+  lastStage = -1
+}
+
 export function printStageStart(_check: Check, stage: Stage, graded: number) {
   if (stage.number === lastStage) return
   lastStage = stage.number
@@ -23,6 +30,7 @@ export function printStageStart(_check: Check, stage: Stage, graded: number) {
 }
 
 export function printCheck(r: CheckResult) {
+  if (isNotRun(r)) return console.log(chalk.dim(`  – ${r.title} [${r.id}] not run`))
   const mark = r.passed ? chalk.green('✓') : chalk.red('✗')
   const pts = chalk.dim(`${r.points}/${r.maxPoints}`)
   const time = chalk.dim(`${(r.durationMs / 1000).toFixed(1)} s`)
@@ -59,4 +67,22 @@ export function printSummary(g: GradeResult) {
     `\n${verdict}  score ${g.score}/${g.maxScore} · ${g.checks.length - failed.length} of ${g.checks.length} checks · ${(g.durationMs / 1000).toFixed(1)} s`,
   )
   console.log(`seed ${g.seed} · rerun: ${chalk.bold(g.rerun)}`)
+  const notRun = g.checks.filter(isNotRun).length
+  if (notRun) console.log(chalk.red(`the server did not start: ${notRun} other check(s) not run`))
+  // A slow start is the machine, not the learner's code: said, never failed.
+  if (g.serverStartMs > SLOW_START_MS)
+    console.log(chalk.dim(`the server took ${(g.serverStartMs / 1000).toFixed(1)} s to start (a busy machine; no check's time limit counts it)`))
+}
+
+const SLOW_START_MS = 5_000
+
+export function printKept(k: KeptServer) {
+  console.log(chalk.bold('\nkept: the server of the first failure is still running, with the state that failed'))
+  console.log(`  url:          ${k.url}`)
+  console.log(`  admin token:  ${k.adminToken}`)
+  for (const c of k.clients) console.log(`  client ${c.name || c.id}: api key ${c.apiKey}, accounts ${c.accounts.join(', ') || '(none)'}`)
+  console.log(`  database:     ${k.dbPath}`)
+  console.log(`  server log:   ${k.log}`)
+  console.log(`  ledger:       curl -s ${k.url}/admin/ledger -H 'Authorization: Bearer ${k.adminToken}'`)
+  console.log(`  stop it:      ${k.stop}`)
 }

@@ -4,12 +4,15 @@ import { randomBytes } from 'node:crypto'
 import { setMaxListeners } from 'node:events'
 import { BankClient } from './bankClient.ts'
 import { CheckFailure, type Check, type CheckContext, type StartOptions } from './check.ts'
+import { checkTimeLimit, TimeoutError } from './checkTimer.ts'
 import { checksFor } from './checks/index.ts'
 import { deniedSolutionRead, describeRefusals, findCopiedAnswers } from './copiedAnswers.ts'
 import { course, stageByNumber, type Stage } from './course.ts'
 import { HttpClient, type Exchange } from './http.ts'
+import { keepServer, type KeptServer } from './keep.ts'
 import { Rng } from './rng.ts'
 import { ServerProcess, ServerStartError } from './spawnServer.ts'
+import { failedToStart, notRun } from './startFailure.ts'
 import { describeSource, Workspace, type Source } from './workspace.ts'
 
 export type CheckStatus = 'pass' | 'fail' | 'timeout' | 'error'
@@ -40,16 +43,28 @@ export type GradeResult = {
   score: number
   maxScore: number
   durationMs: number
+  /** How long the first server took to start (spawn to GET /health 200): the report names a slow start. */
+  serverStartMs: number
   rerun: string
   checks: CheckResult[]
+  /** With `keep`: the server of the first failure, still running. */
+  kept?: KeptServer
 }
 
 export type GradeOptions = {
   stage: number
   seed: number
   source?: Source
-  /** Only these check ids (the self-tests use it to aim at one check). */
+  /** Only these check ids (--only; the self-tests use it to aim at one check). */
   only?: string[]
+  /** Only the graded stage's own checks, no earlier stage as regression (--no-regression). */
+  noRegression?: boolean
+  /** Stop after the first failing check (watch mode); the rest are not run. */
+  stopAtFirstFailure?: boolean
+  /** Leave the server of the first failure running (implies stopAtFirstFailure). */
+  keep?: boolean
+  /** Ceiling for a server that is alive but still starting (default: LAB_START_TIMEOUT_S or 60 s). */
+  startTimeoutMs?: number
   /** Called with every request and response, for --verbose. */
   onExchange?: (e: Exchange) => void
   onCheckStart?: (check: Check, stage: Stage) => void
@@ -71,43 +86,69 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
   const defaultDb = workspace.newDbPath()
   const results: CheckResult[] = []
   let shared: ServerProcess | undefined
-  let startError: string | undefined
+  let serverStartMs = 0
+  /** The check that reported the failed start; the others only point at it. */
+  let startFailedIn: string | undefined
+  /** The requests of the first failing check: --keep lists the clients and accounts they made. */
+  let failedTrace: Exchange[] | undefined
+  let kept: KeptServer | undefined
+  const stopEarly = options.stopAtFirstFailure || options.keep
 
   const newServer = (dbPath: string, env: Record<string, string> = {}) =>
-    new ServerProcess({ stageDir: workspace.stageDir(graded), dbPath, adminToken, env, entry: options.entry, confineAsStage: graded.number })
+    new ServerProcess({
+      stageDir: workspace.stageDir(graded),
+      dbPath,
+      adminToken,
+      env,
+      entry: options.entry,
+      startTimeoutMs: options.startTimeoutMs,
+      confineAsStage: graded.number,
+    })
 
   // Before any server starts: a folder that loads the answer scores nothing.
   const scanned = workspace.scanTarget(graded)
   let copied = describeRefusals(findCopiedAnswers(scanned))
   try {
-    const order = course.stages.filter((s) => s.number <= graded.number).reverse()
-    for (const stage of order) {
+    const order = course.stages.filter((s) => s.number <= graded.number && (!options.noRegression || s.number === graded.number)).reverse()
+    grading: for (const stage of order) {
       for (const check of checksFor(stage.number)) {
         if (options.only && !options.only.includes(check.id)) continue
         options.onCheckStart?.(check, stage)
-        // One shared server for all checks; started again if a check killed it.
-        if (!copied && !startError && !shared?.alive) {
-          shared = newServer(defaultDb)
-          try {
-            await shared.start()
-          } catch (error) {
-            startError = (error as Error).message
-            // A computed path into solutions/ that the permission model stopped.
-            copied = deniedSolutionRead(scanned.shownAs, startError) ?? ''
+        let result: CheckResult
+        if (copied) result = refused(check, stage, copied, graded.number)
+        else if (startFailedIn) result = notRun(check, stage, startFailedIn)
+        else {
+          // One shared server for all checks; started again if a check killed it.
+          let startError: string | undefined
+          if (!shared?.alive) {
+            shared = newServer(defaultDb)
+            try {
+              await shared.start()
+              serverStartMs ||= shared.lastStartMs
+            } catch (error) {
+              startError = workspace.asLearnerPaths((error as Error).message)
+              // A computed path into solutions/ that the permission model stopped.
+              copied = deniedSolutionRead(scanned.shownAs, (error as Error).message) ?? ''
+            }
           }
+          if (copied) result = refused(check, stage, copied, graded.number)
+          else if (startError) {
+            startFailedIn = check.id
+            result = failedToStart(check, stage, startError, graded.number)
+          } else result = await runCheck(check, stage, shared!)
         }
-        const result = copied
-          ? refused(check, stage, copied)
-          : startError
-          ? failedToStart(check, stage, startError)
-          : await runCheck(check, stage, shared!)
         results.push(result)
         options.onCheckEnd?.(result)
+        if (!result.passed && !startFailedIn && stopEarly) break grading
       }
     }
   } finally {
-    await shared?.stop()
-    workspace.dispose()
+    if (options.keep && failedTrace && shared?.alive) {
+      kept = await keepServer(shared, workspace, adminToken, failedTrace)
+    } else {
+      await shared?.stop()
+      workspace.dispose()
+    }
   }
 
   const score = results.reduce((sum, r) => sum + r.points, 0)
@@ -120,8 +161,10 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
     score,
     maxScore,
     durationMs: Math.round(performance.now() - started),
+    serverStartMs,
     rerun: rerunCommand(graded.number, options.seed, source),
     checks: results,
+    ...(kept ? { kept } : {}),
   }
 
   async function runCheck(check: Check, stage: Stage, server: ServerProcess): Promise<CheckResult> {
@@ -162,12 +205,9 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
     let status: CheckStatus = 'pass'
     let message = ''
     let failure: CheckResult['failure']
-    let timer: NodeJS.Timeout | undefined
+    const limit = checkTimeLimit(check.timeoutMs, () => [server, ...extra])
     try {
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new TimeoutError()), check.timeoutMs)
-      })
-      await Promise.race([check.run(ctx), timeout])
+      await Promise.race([check.run(ctx), limit.expired])
     } catch (error) {
       const servers = [server, ...extra]
       // A refused or reset connection usually means a server just died: give
@@ -196,8 +236,9 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       if (deadServer) message += ` (the server ${deadServer.unexpectedExit} during this check)`
       const log = (deadServer ?? server).logTail()
       if (deadServer || status !== 'fail' || log.includes('\n')) failure = { ...failure, serverLog: log }
+      failedTrace ??= trace
     } finally {
-      clearTimeout(timer)
+      limit.cancel()
       abort.abort()
       await Promise.all(extra.map((s) => s.stop()))
     }
@@ -223,31 +264,12 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
   }
 }
 
-class TimeoutError extends Error {}
-
 /** A check not run because the graded folder loads the reference answer (copiedAnswers.ts). */
-function refused(check: Check, stage: Stage, reason: string): CheckResult {
+function refused(check: Check, stage: Stage, reason: string, gradedStage: number): CheckResult {
   return {
-    ...failedToStart(check, stage, reason),
+    ...failedToStart(check, stage, reason, gradedStage),
     status: 'fail',
     message: reason,
     hint: 'Write the stage yourself: a learner file may use bank/ and the given/ pieces of earlier stages, never solutions/.',
-  }
-}
-
-function failedToStart(check: Check, stage: Stage, reason: string): CheckResult {
-  return {
-    id: check.id,
-    stage: stage.number,
-    title: check.title,
-    passed: false,
-    status: 'error',
-    points: 0,
-    maxPoints: check.points,
-    message: `the server did not start: ${reason}`,
-    hint: 'Start it yourself with `npm run serve -- <stage>` and read what it prints.',
-    notes: [],
-    durationMs: 0,
-    inputs: { draws: 0, digest: '' },
   }
 }

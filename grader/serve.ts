@@ -1,12 +1,15 @@
-// npm run serve -- <stage> [--solution] [--port N] [--fresh]
-// Runs a stage's server on 127.0.0.1:3000 to try it by hand with curl.
-// Each stage keeps its own database file (bank-NN-slug.sqlite), because each
-// stage's key table has another shape; --fresh starts from an empty one.
+// npm run serve -- <stage> [--solution] [--port N] [--fresh] [--demo]
+// Runs a stage's server on 127.0.0.1:3000 to try it by hand with curl, with
+// one log line per request. Each stage keeps its own database file
+// (bank-NN-slug.sqlite), because each stage's key table has another shape;
+// --fresh starts from an empty one. --demo creates a client and two funded
+// accounts and prints curl lines ready to paste.
 import { spawn } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { findStage } from './course.ts'
+import { createDemo, demoCurls } from './serveDemo.ts'
 import { repoRoot } from './paths.ts'
 
 const { values, positionals } = parseArgs({
@@ -15,6 +18,7 @@ const { values, positionals } = parseArgs({
     solution: { type: 'boolean', default: false },
     port: { type: 'string', default: '3000' },
     fresh: { type: 'boolean', default: false },
+    demo: { type: 'boolean', default: false },
   },
 })
 const stage = findStage(positionals[0] ?? '0')
@@ -26,7 +30,18 @@ console.log(`stage ${stage.number} · ${stage.title}\n  admin token: ${adminToke
 const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, 'bank/main.ts')], {
   cwd: repoRoot,
   stdio: 'inherit',
-  env: { ...process.env, LAB_STAGE_DIR: dir, LAB_PORT: values.port, LAB_DB: db, LAB_ADMIN_TOKEN: adminToken },
+  env: { LAB_REQUEST_LOG: '1', ...process.env, LAB_STAGE_DIR: dir, LAB_PORT: values.port, LAB_DB: db, LAB_ADMIN_TOKEN: adminToken },
 })
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill('SIGTERM'))
 child.on('exit', (code) => process.exit(code ?? 0))
+
+if (values.demo) {
+  const url = `http://127.0.0.1:${values.port}`
+  createDemo(url, adminToken).then(
+    (demo) => console.log(demoCurls(url, adminToken, demo)),
+    (error: Error) => {
+      console.error(`--demo: ${error.message}`)
+      child.kill('SIGTERM')
+    },
+  )
+}

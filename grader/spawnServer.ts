@@ -17,6 +17,7 @@ export type ServerOptions = {
   env?: Record<string, string>
   /** The script to run instead of bank/main.ts (the grader's self-tests use this). */
   entry?: string
+  /** Ceiling for a server that is alive but still starting (default: startCeilingMs()). */
   startTimeoutMs?: number
   /**
    * Run under Node's permission model as this stage's code (confinement.ts):
@@ -26,6 +27,51 @@ export type ServerOptions = {
 }
 
 export class ServerStartError extends Error {}
+
+/**
+ * How long a server that is alive but still starting is waited for. A crash
+ * while starting is noticed at once, whatever this says: the ceiling only has
+ * to cover a slow machine (tsx compiling on a loaded laptop, a roster batch),
+ * so it is generous. LAB_START_TIMEOUT_S overrides it.
+ */
+export function startCeilingMs(env: NodeJS.ProcessEnv = process.env): number {
+  const seconds = Number(env.LAB_START_TIMEOUT_S)
+  return env.LAB_START_TIMEOUT_S && seconds > 0 ? seconds * 1000 : 60_000
+}
+
+/** Only what the server needs: a learner's server gets no secrets of ours. Port 0: the OS picks a free one. */
+export function serverEnv(options: ServerOptions, port = 0): Record<string, string> {
+  return childEnv({
+    NODE_ENV: 'test',
+    LAB_HOST: '127.0.0.1',
+    LAB_PORT: String(port),
+    LAB_DB: options.dbPath,
+    LAB_ADMIN_TOKEN: options.adminToken,
+    LAB_STAGE_DIR: options.stageDir,
+    ...(options.confineAsStage === undefined ? {} : { TMPDIR: ownFolder(options) }),
+    ...options.env,
+  })
+}
+
+const entryOf = (options: ServerOptions) => resolve(repoRoot, options.entry ?? 'bank/main.ts')
+/** Its database's folder: also its TMPDIR (tsx's cache) when confined, so it writes nowhere else. */
+const ownFolder = (options: ServerOptions) => dirname(options.dbPath)
+
+export function serverArgs(options: ServerOptions): string[] {
+  const permissions =
+    options.confineAsStage === undefined
+      ? []
+      : confinementArgs({
+          stage: options.confineAsStage,
+          readable: [options.stageDir, dirname(entryOf(options))],
+          writable: [ownFolder(options)],
+          cwd: options.stageDir,
+        })
+  return [...permissions, '--import', 'tsx', entryOf(options)]
+}
+
+/** A confined server runs in its own stage folder: the course root is not readable to it. */
+export const serverCwd = (options: ServerOptions) => (options.confineAsStage === undefined ? repoRoot : options.stageDir)
 
 const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/
 const LOG_LIMIT = 64 * 1024
@@ -40,6 +86,11 @@ export class ServerProcess {
   private stopping = false
   /** Set when the process exits on its own (not by stop or crash). */
   unexpectedExit: string | undefined
+  /** How long the last successful start took, from spawn to GET /health answering 200. */
+  lastStartMs = 0
+  /** Time spent inside start() so far, a start under way included: a check's time limit leaves it out. */
+  private startingTotalMs = 0
+  private startingSince: number | undefined
 
   constructor(readonly options: ServerOptions) {}
 
@@ -63,28 +114,29 @@ export class ServerProcess {
     return this.child?.pid
   }
 
+  /** Milliseconds spent starting (finished starts plus the one under way). */
+  startingMs(now = performance.now()): number {
+    return this.startingTotalMs + (this.startingSince === undefined ? 0 : now - this.startingSince)
+  }
+
   async start(): Promise<void> {
+    const since = performance.now()
+    this.startingSince = since
+    try {
+      await this.spawnAndWait()
+      this.lastStartMs = Math.round(performance.now() - since)
+    } finally {
+      this.startingTotalMs += performance.now() - since
+      this.startingSince = undefined
+    }
+  }
+
+  private async spawnAndWait(): Promise<void> {
     const { options } = this
-    const timeoutMs = options.startTimeoutMs ?? 10_000
-    // Only what the server needs: a learner's server gets no secrets of ours.
-    const env = childEnv({
-      NODE_ENV: 'test',
-      LAB_HOST: '127.0.0.1',
-      LAB_PORT: '0',
-      LAB_DB: options.dbPath,
-      LAB_ADMIN_TOKEN: options.adminToken,
-      LAB_STAGE_DIR: options.stageDir,
-      ...options.env,
-    })
-    const entry = resolve(repoRoot, options.entry ?? 'bank/main.ts')
-    const confined = options.confineAsStage !== undefined
-    const own = dirname(options.dbPath) // its database, and tsx's cache (TMPDIR): nobody else's
-    const permissions = confined
-      ? confinementArgs({ stage: options.confineAsStage!, readable: [options.stageDir, dirname(entry)], writable: [own], cwd: options.stageDir })
-      : []
-    const child = spawn(process.execPath, [...permissions, '--import', 'tsx', entry], {
-      cwd: confined ? options.stageDir : repoRoot,
-      env: confined ? { ...env, TMPDIR: own } : env,
+    const timeoutMs = options.startTimeoutMs ?? startCeilingMs()
+    const child = spawn(process.execPath, serverArgs(options), {
+      cwd: serverCwd(options),
+      env: serverEnv(options),
       detached: true, // its own process group, so stop() reaches grandchildren too
       stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -106,16 +158,16 @@ export class ServerProcess {
 
     const deadline = Date.now() + timeoutMs
     try {
-      this.url = await this.waitForListening(deadline)
-      await this.waitForHealth(deadline)
+      this.url = await this.waitForListening(deadline, timeoutMs)
+      await this.waitForHealth(deadline, timeoutMs)
     } catch (error) {
       await this.stop()
       throw error
     }
   }
 
-  private async waitForListening(deadline: number): Promise<string> {
-    const seconds = Math.round((deadline - Date.now()) / 1000)
+  private async waitForListening(deadline: number, timeoutMs: number): Promise<string> {
+    const seconds = timeoutMs / 1000
     for (;;) {
       const match = LISTENING.exec(this.sinceStart)
       if (match) return match[1]!
@@ -123,13 +175,14 @@ export class ServerProcess {
         throw new ServerStartError(`the server ${this.unexpectedExit ?? 'exited'} before it listened.\n${this.logTail()}`)
       if (Date.now() > deadline)
         throw new ServerStartError(
-          `the server did not print "listening on http://127.0.0.1:PORT" within ${seconds} s.\n${this.logTail()}`,
+          `the server is still running but did not print "listening on http://127.0.0.1:PORT" within ${seconds} s ` +
+            `(the start-up ceiling; LAB_START_TIMEOUT_S raises it).\n${this.logTail()}`,
         )
       await sleep(25)
     }
   }
 
-  private async waitForHealth(deadline: number): Promise<void> {
+  private async waitForHealth(deadline: number, timeoutMs: number): Promise<void> {
     let last = 'no answer'
     while (Date.now() < deadline) {
       if (!this.alive) throw new ServerStartError(`the server ${this.unexpectedExit} while starting.\n${this.logTail()}`)
@@ -143,7 +196,7 @@ export class ServerProcess {
       }
       await sleep(100)
     }
-    throw new ServerStartError(`GET /health never answered 200 (last: ${last}).\n${this.logTail()}`)
+    throw new ServerStartError(`GET /health never answered 200 within ${timeoutMs / 1000} s (last: ${last}).\n${this.logTail()}`)
   }
 
   /** Graceful stop: SIGTERM to the group, SIGKILL after a grace period. */

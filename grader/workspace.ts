@@ -80,6 +80,18 @@ export class Workspace {
     return target
   }
 
+  /** Text (an error, a log) with overlay paths turned back into the checkout's own files, the ones to open. */
+  asLearnerPaths(text: string): string {
+    if (this.source.kind !== 'dir' || !this.overlayRoot) return text
+    return text.replaceAll(`${this.overlayRoot}/`, `${join(this.source.path, 'stages')}/`)
+  }
+
+  /** For --keep: the folders stay after the grader exits (a kept server uses them); returns them, for the stop line. */
+  keep(): string[] {
+    this.forget()
+    return [this.tmp, ...(this.overlayRoot ? [this.overlayRoot] : [])]
+  }
+
   dispose() {
     this.forget()
     rmSync(this.tmp, { recursive: true, force: true })

@@ -11,6 +11,7 @@ import type { Source } from '#grader/workspace.ts'
 import { DAY_FILE } from '../logs/generator.ts'
 import { chartHtml } from './chart.ts'
 import type { DamageReport } from './damage.ts'
+import { progressLines } from './progressLines.ts'
 import { printAllStages, printStageReport } from './report.ts'
 import { replayStage } from './run.ts'
 
@@ -56,20 +57,25 @@ async function main(): Promise<number> {
       cliProgress.Presets.shades_classic,
     )
     const t0 = performance.now()
-    bar.start(1, 0, { sent: 0, rate: 0 })
+    // The bar draws on stderr, and only on a terminal: elsewhere, plain lines.
+    const onTerminal = !!process.stderr.isTTY
+    const lines = progressLines(`stage ${stage.number}`)
+    if (onTerminal) bar.start(1, 0, { sent: 0, rate: 0 })
     try {
       const report = await replayStage({
         stage: stage.number,
         source,
         day,
-        onProgress: (p) => {
-          bar.setTotal(p.total)
-          bar.update(p.done, { sent: p.sent, rate: Math.round(p.sent / ((performance.now() - t0) / 1000)) })
-        },
+        onProgress: onTerminal
+          ? (p) => {
+              bar.setTotal(p.total)
+              bar.update(p.done, { sent: p.sent, rate: Math.round(p.sent / ((performance.now() - t0) / 1000)) })
+            }
+          : lines,
       })
       reports.push(report)
     } finally {
-      bar.stop()
+      if (onTerminal) bar.stop()
     }
     if (stages.length === 1) printStageReport(reports[0]!)
   }

@@ -1,6 +1,7 @@
 // The damage report's vocabulary: each category, its JSON names, and the
 // sentence that explains it (logs/README.md has the full definitions).
 import { KINDS, type IncidentKind } from '../logs/format.ts'
+import type { CodeKind } from './provenance.ts'
 
 export const CATEGORIES = [
   {
@@ -56,6 +57,8 @@ export type DamageReport = {
   slug: string
   /** starter, solution, or the --dir path. */
   source: string
+  /** Whose code ran: the learner's, the untouched starter, or the solution (replay/provenance.ts). */
+  code: CodeKind
   day: { file: string; sha256: string; lines: number; intents: number }
   /** Attempts really sent (retries that were not needed are skipped). */
   requests: number

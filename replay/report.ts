@@ -35,7 +35,7 @@ export function printStageReport(r: DamageReport) {
   const head = ['incident kind', ...CATEGORIES.map((c) => SHORT[c.id])]
   const body = KINDS.map((k) => [k, ...CATEGORIES.map((c) => cell(r.byKind[k], c))])
   const total = ['total', ...CATEGORIES.map((c) => cell(r, c))]
-  console.log(`\n${chalk.bold(`Damage on stage ${r.stage} (${r.slug}, ${r.source})`)} ${chalk.dim('count and won amount; · is zero')}`)
+  console.log(`\n${chalk.bold(`Damage on stage ${r.stage} (${r.slug}, ${r.source}: ${r.code} code)`)} ${chalk.dim('count and won amount; · is zero')}`)
   const lines = table([head, ...body, total], 20, 14).split('\n')
   console.log(chalk.dim(lines[0]))
   for (const l of lines.slice(1, -1)) console.log(l)
@@ -64,6 +64,8 @@ export function printFooter(r: DamageReport) {
 export function printAllStages(reports: DamageReport[]) {
   const head = ['', ...reports.map((r) => `stage ${r.stage}`)]
   console.log(`\n${chalk.bold('The whole course on one day')} ${chalk.dim('(count and won amount per stage; · is zero)')}`)
+  // Whose code each column ran: an untouched starter's figures are not the learner's.
+  console.log(chalk.dim(`code run: ${reports.map((r) => `stage ${r.stage} ${r.code}`).join(' · ')}`))
   for (const c of CATEGORIES) {
     const kinds = KINDS.filter((k) => reports.some((r) => r.byKind[k][c.id] > 0))
     const rows = [

@@ -9,6 +9,7 @@ import { describeSource, Workspace, type Source } from '#grader/workspace.ts'
 import { parseDay } from '../logs/format.ts'
 import type { DamageReport } from './damage.ts'
 import { judge } from './judge.ts'
+import { codeKind } from './provenance.ts'
 import { FaultProxy } from './proxy.ts'
 import { replay, type ReplayProgress, type ServerControl } from './replayer.ts'
 import { Sender } from './sender.ts'
@@ -74,6 +75,7 @@ export async function replayStage(options: ReplayOptions): Promise<DamageReport>
       stage: stage.number,
       slug: stage.slug,
       source: options.source.kind === 'dir' ? describeSource(options.source).trim() : options.source.kind,
+      code: codeKind(stage, options.source),
       day: {
         file: options.day.file,
         sha256: createHash('sha256').update(options.day.text).digest('hex'),

@@ -1,7 +1,7 @@
 // The bank's HTTP contract (CONTRACT.md), tested against a real bank process
 // (bank/main.ts with the stage 0 layer) on a real port and a real SQLite file.
 import { once } from 'node:events'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { resolve } from 'node:path'
 import { Readable } from 'node:stream'
@@ -638,6 +638,7 @@ describe('the core-banking simulator', () => {
 
   it('delayMs slows each call down by at least that long', async () => {
     await bank.core({ delayMs: 300 })
+    // A lower bound only: a loaded machine makes a call slower, never faster.
     const t0 = performance.now()
     const r = await bank.transfer(alice.customer, { from: alice.accounts[0]!, to: bob.accounts[0]!, amount: 10 })
     const took = performance.now() - t0
@@ -677,13 +678,14 @@ describe('processes', () => {
     }
   })
 
-  it('SIGTERM makes an idle server exit 0 promptly', async () => {
+  it('SIGTERM makes an idle server close cleanly and exit 0, without waiting for its grace timer', async () => {
     const { server } = await startBank(scratch.path)
-    const t0 = performance.now()
     process.kill(server.pid!, 'SIGTERM')
-    await exitOf(server, 1_500)
-    expect(performance.now() - t0).toBeLessThan(1_500)
+    await exitOf(server)
     expect(server.unexpectedExit).toBe('exited with code 0')
+    // Only the clean path closes the database, and closing the last
+    // connection checkpoints and removes the WAL: the 2 s forced exit leaves it.
+    expect(existsSync(`${server.options.dbPath}-wal`), 'the WAL is left: the server exited by its grace timer').toBe(false)
   })
 
   it('SIGTERM lets an in-flight transfer finish and commit, then exits 0', async () => {
@@ -695,24 +697,25 @@ describe('processes', () => {
     process.kill(server.pid!, 'SIGTERM')
     const reply = await pending
     expect(reply.status).toBe(201)
-    await exitOf(server, 2_500)
+    await exitOf(server)
     expect(server.unexpectedExit).toBe('exited with code 0')
     const db = new Database(server.options.dbPath, { readonly: true, fileMustExist: true })
     expect(db.prepare('SELECT balance FROM accounts WHERE id = ?').get(dave.accounts[1])).toEqual({ balance: 4_000 })
     db.close()
   })
 
-  it('SIGTERM with a transfer stuck in the core exits 0 within the 2 s grace, having committed nothing', async () => {
+  it('SIGTERM with a transfer stuck in the core exits 0 by its grace timer, having committed nothing', async () => {
     const { server, bank: b } = await startBank(scratch.path)
     const erin = await customerWith(b, 10_000, 0)
     await b.core({ hold: true })
     const pending = b.transfer(erin.customer, { from: erin.accounts[0]!, to: erin.accounts[1]!, amount: 4_000 }).catch((e: Error) => e)
     await b.waitForInflight(1)
-    const t0 = performance.now()
     process.kill(server.pid!, 'SIGTERM')
-    await exitOf(server, 3_500)
-    expect(performance.now() - t0).toBeLessThan(3_500)
+    await exitOf(server)
     expect(server.unexpectedExit).toBe('exited with code 0')
+    // The stuck request kept server.close() from finishing: it was the grace
+    // timer that exited, without closing the database (its WAL is still there).
+    expect(existsSync(`${server.options.dbPath}-wal`), 'the server closed cleanly although a request was stuck').toBe(true)
     expect(await pending).toBeInstanceOf(Error)
     const db = new Database(server.options.dbPath, { readonly: true, fileMustExist: true })
     expect(db.prepare('SELECT count(*) AS n FROM ledger').get()).toEqual({ n: 0 })
@@ -720,10 +723,10 @@ describe('processes', () => {
   })
 })
 
-async function exitOf(server: TestBank['server'], timeoutMs: number) {
-  const deadline = performance.now() + timeoutMs
-  while (server.alive && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20))
-  expect(server.alive, `the server still runs ${timeoutMs} ms after SIGTERM`).toBe(false)
+/** Waits for the exit; the limit is only there so a server that never exits fails the test (far above the 2 s grace). */
+async function exitOf(server: TestBank['server'], limitMs = 30_000) {
+  const exited = await server.exitsWithin(limitMs)
+  expect(exited, `the server still runs ${limitMs} ms after SIGTERM`).toBe(true)
 }
 
 // Last, over every response this file received: each problem type is one

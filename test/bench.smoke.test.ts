@@ -51,4 +51,5 @@ it('measures fresh keys and replays for two stages and writes the ratios', async
   expect(final.replay.outcomes).toEqual({ '201+replayed': final.replay.requests })
   expect(report.grading).toEqual({ skipped: expect.any(String) })
   expect(report.dayReplay).toEqual({ skipped: expect.any(String) })
+  expect(report.loop).toEqual({ skipped: expect.any(String) })
 })

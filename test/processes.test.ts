@@ -47,13 +47,12 @@ describe('interrupting the grader', () => {
     // the terminal's SIGINT does not reach them: the grader must kill them.
     expect([server.pgrp, learnerChild.pgrp]).toEqual([server.pid, learnerChild.pid])
     expect(all.filter((p) => p.pgrp === run.child.pid).length, 'npm, tsx and the grader share the group').toBeGreaterThanOrEqual(2)
-    const t0 = performance.now()
     process.kill(-run.child.pid!, 'SIGINT')
     const exit = await run.done
     // Had the grade gone on, the learner code would have timed out after 5 s
-    // and the grade would have ended with a verdict.
+    // and the grade would have ended with a verdict: no verdict means it was
+    // the interrupt that stopped it, however slow the machine.
     expect(exit.stdout, 'the grade stopped at once').not.toMatch(/PASSED|FAILED/)
-    expect(performance.now() - t0).toBeLessThan(10_000)
     expect(exit.code === 0, exit.stdout + exit.stderr).toBe(false)
     expect(await leftoverAfter(() => [server, learnerChild, ...all].filter(stillRunning))).toEqual([])
   })

@@ -172,6 +172,9 @@ const authAndOwnership: Check = {
   },
 }
 
+/** How many times the story's client sends its one transfer. */
+const ATTEMPTS = 3
+
 const suspectedDuplicates: Check = {
   id: 'suspected-duplicates',
   title: 'A retried transfer executes twice, and your query finds the copies',
@@ -179,17 +182,34 @@ const suspectedDuplicates: Check = {
   hint: 'Edit stages/00-unprotected/suspectedDuplicates.ts: flag each later row that repeats an earlier one within 60 s.',
   timeoutMs: 20_000,
   async run(ctx) {
-    // The story first: a client that loses the responses sends the same transfer three times.
-    const [a, b] = await openParties(ctx, 2)
-    const body = { from: a!.accounts[0]!, to: b!.accounts[0]!, amount: ctx.rng.amount() }
+    // The story first: a client that loses the responses sends the same
+    // transfer three times. The payer holds enough for every attempt, so what
+    // the ledger shows is the server's doing, never a 402 for funds.
+    const amount = ctx.rng.amount()
+    const payer = await ctx.bank.newCustomer(`customer-${ctx.rng.int(1000, 9999)}`)
+    const from = await ctx.bank.openAccount(payer, ATTEMPTS * amount + ctx.rng.amount(0, 100_000))
+    const [b] = await openParties(ctx, 1, 1)
+    const body = { from, to: b!.accounts[0]!, amount }
     const key = ctx.rng.uuid()
-    for (let attempt = 1; attempt <= 3; attempt++) await ctx.bank.transfer(a!.customer, body, { key })
+    const replies = []
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) replies.push(await ctx.bank.transfer(payer, body, { key }))
     const live = await ctx.bank.ledger()
     const executed = live.entries.filter((e) => e.from === body.from && e.to === body.to).length
     ctx.note(
-      `3 attempts of one ₩${body.amount.toLocaleString('en')} transfer, same Idempotency-Key → ${executed} ledger row(s)` +
-        (executed > 1 ? `: the retries moved ₩${((executed - 1) * body.amount).toLocaleString('en')} extra. Stage 1 fixes this.` : ''),
+      `${ATTEMPTS} attempts of one ₩${amount.toLocaleString('en')} transfer, same Idempotency-Key → ${executed} ledger row(s)` +
+        (executed > 1 ? `: the retries moved ₩${((executed - 1) * amount).toLocaleString('en')} extra. Stage 1 fixes this.` : ''),
     )
+    // At stage 0 nothing recognises a retry: every attempt must execute. (At
+    // later stages, run as regression, the layer is meant to stop them.)
+    // A layer that executed more than asked shows either way: more rows, or a
+    // 402 once it spent the money funded for the later attempts.
+    if (ctx.gradedStage === 0)
+      expectEqual(
+        { answered201: replies.filter((r) => r.status === 201).length, ledgerRows: executed },
+        { answered201: ATTEMPTS, ledgerRows: ATTEMPTS },
+        `at stage 0, ${ATTEMPTS} attempts of a funded transfer are ${ATTEMPTS} answers 201 and ${ATTEMPTS} ledger rows`,
+        replies.find((r) => r.status !== 201)?.exchange ?? replies.at(-1)!.exchange,
+      )
 
     const file = resolve(ctx.stageDir(0), 'suspectedDuplicates.ts')
     const [result] = await callLearnerExport(file, 'SUSPECTED_DUPLICATES_SQL', null)

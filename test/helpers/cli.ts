@@ -11,10 +11,10 @@ export type CliRun = {
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>
 }
 
-export function startGradeCli(args: string[], tmp: string, command = ['npm', 'run', '--silent', 'grade', '--']): CliRun {
+export function startGradeCli(args: string[], tmp: string, command = ['npm', 'run', '--silent', 'grade', '--'], env: Record<string, string> = {}): CliRun {
   const child = spawn(command[0]!, [...command.slice(1), ...args], {
     cwd: repoRoot,
-    env: { ...process.env, TMPDIR: tmp, FORCE_COLOR: '0' },
+    env: { ...process.env, TMPDIR: tmp, FORCE_COLOR: '0', ...env },
     detached: true, // its own group: a test can send it a terminal's Ctrl-C
     stdio: ['ignore', 'pipe', 'pipe'],
   })

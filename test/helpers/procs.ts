@@ -62,9 +62,11 @@ export function stillRunning(proc: Proc): boolean {
 
 /**
  * Waits until `find()` returns nothing, and returns what is still there at the
- * deadline. A killed process needs a moment to be reaped; a leaked one stays.
+ * deadline. A killed process needs a moment to be reaped (longer on a loaded
+ * machine: the limit is generous, and costs nothing when all are gone); a
+ * leaked one stays.
  */
-export async function leftoverAfter(find: () => Proc[], timeoutMs = 2_000): Promise<Proc[]> {
+export async function leftoverAfter(find: () => Proc[], timeoutMs = 10_000): Promise<Proc[]> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const left = find()
@@ -74,7 +76,7 @@ export async function leftoverAfter(find: () => Proc[], timeoutMs = 2_000): Prom
 }
 
 /** Polls `find()` until it returns something (or the deadline passes). */
-export async function waitFor<T>(find: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+export async function waitFor<T>(find: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const found = find()

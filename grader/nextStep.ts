@@ -1,0 +1,17 @@
+// The line after a verdict: what to do now. A pass points at the next stage
+// (or the capstone); a failure at the hint, more hints and the rerun line.
+import { course, stageByNumber } from './course.ts'
+import type { GradeResult } from './runner.ts'
+import { describeSource, type Source } from './workspace.ts'
+
+export type GradeScope = { partial: boolean }
+
+export function nextStep(g: GradeResult, scope: GradeScope, source: Source = { kind: 'starter' }): string {
+  const from = describeSource(source)
+  if (!g.passed)
+    return `next: fix the first ✗ above (its hint says where to look); more hints: npm run hint -- ${g.stage}; rerun: ${g.rerun}`
+  if (scope.partial) return `next: the full grade, earlier stages included: npm run grade -- ${g.stage}${from}`
+  const following = course.stages.find((s) => s.number === g.stage + 1)
+  if (!following) return 'next: the capstone, every stage against a whole day of traffic: npm run replay -- all'
+  return `next: stage ${following.number} · ${following.title}: read stages/${stageByNumber(following.number).folder}/README.md, then npm run grade -- ${following.number}${from}`
+}

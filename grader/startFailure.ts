@@ -1,0 +1,81 @@
+// A server that does not start is one problem, not one per check: the first
+// check carries the error (its first line with file:line, then the log), every
+// other check is listed as not run.
+import { relative } from 'node:path'
+import type { Check } from './check.ts'
+import type { Stage } from './course.ts'
+import { repoRoot } from './paths.ts'
+import type { CheckResult } from './runner.ts'
+
+/** esbuild's compile errors: "/path/file.ts:21:10: ERROR: Unexpected "="". */
+const COMPILE_ERROR = /^(\S.*?):(\d+):(\d+): ERROR: (.*)$/m
+/** The thrown error's own line: "TypeError: x is not a function". */
+const ERROR_LINE = /^(?:Uncaught )?([A-Z]\w*(?:Error|Exception)\b.*)$/m
+/** A stack frame: "at fn (/path/file.ts:12:5)" or "at /path/file.ts:12:5". */
+const FRAME = /^\s+at (?:.*?\()?((?:file:\/\/)?\/[^():]+):(\d+):(\d+)\)?$/gm
+
+const shortPath = (path: string) => {
+  const plain = path.replace(/^file:\/\//, '')
+  const rel = relative(repoRoot, plain)
+  return rel.startsWith('..') ? plain : rel
+}
+
+/**
+ * The first error a failed start printed, as "file:line:col: message", or
+ * undefined when the log holds no recognisable error (a hang, a silent exit).
+ * Frames inside node_modules or Node itself are skipped: the learner's file
+ * (or the bank's, for a bad setting) is the one to open.
+ */
+export function firstError(log: string): string | undefined {
+  const compile = COMPILE_ERROR.exec(log)
+  if (compile) return `${shortPath(compile[1]!)}:${compile[2]}:${compile[3]}: ${compile[4]}`
+  const error = ERROR_LINE.exec(log)
+  if (!error) return undefined
+  for (const frame of log.matchAll(FRAME)) {
+    if (frame[1]!.includes('/node_modules/')) continue
+    return `${shortPath(frame[1]!)}:${frame[2]}:${frame[3]}: ${error[1]}`
+  }
+  return error[1]
+}
+
+/** Stack frames inside node_modules or Node itself: nothing a learner can open. */
+const FOREIGN_FRAME = /^\s+at .*(?:\/node_modules\/|\(node:|at node:).*\n/gm
+
+/** The message of the first check when the shared server did not start: its first error, then the log. */
+export function startFailureMessage(reason: string): string {
+  const first = firstError(reason)
+  return `the server did not start: ${first ? `${first}\n` : ''}${reason.replace(FOREIGN_FRAME, '')}`
+}
+
+/** Every check after the first: listed, with no copy of the error. */
+export function notRun(check: Check, stage: Stage, firstId: string): CheckResult {
+  return {
+    ...unstarted(check, stage, ''),
+    message: `not run: the server did not start (see ${firstId})`,
+  }
+}
+
+export function failedToStart(check: Check, stage: Stage, reason: string, gradedStage: number): CheckResult {
+  const hint = `Start it yourself with \`npm run serve -- ${gradedStage}\` and read what it prints.`
+  return { ...unstarted(check, stage, hint), message: startFailureMessage(reason) }
+}
+
+function unstarted(check: Check, stage: Stage, hint: string): CheckResult {
+  return {
+    id: check.id,
+    stage: stage.number,
+    title: check.title,
+    passed: false,
+    status: 'error',
+    points: 0,
+    maxPoints: check.points,
+    message: '',
+    hint,
+    notes: [],
+    durationMs: 0,
+    inputs: { draws: 0, digest: '' },
+  }
+}
+
+/** True for the checks notRun() produced: the report prints them on one line each. */
+export const isNotRun = (r: CheckResult) => r.status === 'error' && r.message.startsWith('not run: ')

@@ -1,0 +1,84 @@
+// npm run watch -- <stage> [--all] [--solution | --dir PATH] [--seed N]
+// Grades a stage, then grades it again each time a file in its folder is
+// saved: the screen is cleared, the stage's own checks run first, and the run
+// stops at the first failure (--all runs every check) with the verdict and
+// the next step. Ctrl-C stops it and every process it started.
+import { watch } from 'node:fs'
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import chalk from 'chalk'
+import { course, findStage } from './course.ts'
+import { nextStep } from './nextStep.ts'
+import { repoRoot } from './paths.ts'
+import { installSignalCleanup } from './processes.ts'
+import { printCheck, printHeader, printStageStart, printSummary, resetStageHeadings } from './report.ts'
+import { newSeed } from './rng.ts'
+import { grade } from './runner.ts'
+import type { Source } from './workspace.ts'
+
+/** Editors write a file in several steps (truncate, write, rename): one regrade for the lot. */
+const SETTLE_MS = 150
+
+installSignalCleanup()
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    all: { type: 'boolean', default: false },
+    solution: { type: 'boolean', default: false },
+    dir: { type: 'string' },
+    seed: { type: 'string' },
+  },
+})
+if (positionals.length !== 1) {
+  console.error('usage: npm run watch -- <stage> [--all] [--solution | --dir PATH] [--seed N]')
+  process.exit(2)
+}
+const stage = findStage(positionals[0]!)
+const source: Source = values.solution ? { kind: 'solution' } : values.dir ? { kind: 'dir', path: resolve(values.dir) } : { kind: 'starter' }
+const folder =
+  source.kind === 'dir' ? resolve(source.path, 'stages', stage.folder) : resolve(repoRoot, source.kind === 'solution' ? 'solutions' : 'stages', stage.folder)
+/** Checks of a full grade: the stage's own and every earlier stage's. */
+const planned = course.stages.filter((s) => s.number <= stage.number).reduce((n, s) => n + s.checks.length, 0)
+
+let running = false
+let again = false
+let settle: NodeJS.Timeout | undefined
+
+async function regrade(reason: string) {
+  if (running) {
+    again = true // a save during a grade: one more grade when it ends
+    return
+  }
+  running = true
+  // A terminal gets a clean screen; a log or a pipe gets a ruler instead of escape codes.
+  if (process.stdout.isTTY) process.stdout.write('\x1b[2J\x1b[3J\x1b[H')
+  else console.log(chalk.dim(`\n──── ${reason} ────`))
+  const seed = values.seed !== undefined ? Number(values.seed) : newSeed()
+  resetStageHeadings()
+  printHeader(stage, seed, folder)
+  const result = await grade({
+    stage: stage.number,
+    seed,
+    source,
+    stopAtFirstFailure: !values.all,
+    onCheckStart: (check, s) => printStageStart(check, s, stage.number),
+    onCheckEnd: printCheck,
+  })
+  printSummary(result)
+  const skipped = planned - result.checks.length
+  if (skipped > 0) console.log(chalk.dim(`stopped at the first failure: ${skipped} check(s) not run (--all runs them all)`))
+  console.log(chalk.bold(nextStep(result, { partial: false })))
+  console.log(chalk.dim(`watching ${folder}: save a file to grade again, Ctrl-C to stop`))
+  running = false
+  if (again) {
+    again = false
+    await regrade('changed during the last grade')
+  }
+}
+
+watch(folder, (_event, file) => {
+  if (file && !/\.(?:[cm]?[jt]s|json|sql)$/.test(file)) return // editor swap and backup files
+  clearTimeout(settle)
+  settle = setTimeout(() => void regrade(`${file ?? 'a file'} changed`), SETTLE_MS)
+})
+void regrade('first grade')
