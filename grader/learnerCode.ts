@@ -6,6 +6,14 @@ import { resolve } from 'node:path'
 import { childEnv, signalGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
 import { CheckFailure } from './check.ts'
+import { exportSandbox, sandboxed } from './sandbox.ts'
+
+const SCRIPT = resolve(repoRoot, 'grader/callExport.ts')
+/** Set by each grade(): whether the learner code it calls runs sandboxed. */
+let sandbox = false
+export function sandboxExports(on: boolean) {
+  sandbox = on
+}
 
 export type CallResult = { ok: true; value: unknown } | { ok: false; error: string }
 
@@ -19,10 +27,12 @@ export async function callLearnerExport(
   inputs: string[] | null,
   timeoutMs = 5_000,
 ): Promise<CallResult[]> {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, 'grader/callExport.ts')], {
+  const env = childEnv()
+  const command = sandboxed(sandbox ? exportSandbox(file, SCRIPT) : undefined, env, [process.execPath, '--import', 'tsx', SCRIPT])
+  const child = spawn(command.file, command.args, {
     cwd: repoRoot,
     detached: true,
-    env: childEnv(),
+    env,
     stdio: ['pipe', 'pipe', 'pipe'],
   })
   track(child)

@@ -7,7 +7,9 @@ import { CheckFailure, type Check, type CheckContext, type StartOptions } from '
 import { checksFor } from './checks/index.ts'
 import { course, stageByNumber, type Stage } from './course.ts'
 import { HttpClient, type Exchange } from './http.ts'
+import { sandboxExports } from './learnerCode.ts'
 import { Rng } from './rng.ts'
+import { stageSandbox } from './sandbox.ts'
 import { ServerProcess, ServerStartError } from './spawnServer.ts'
 import { describeSource, Workspace, type Source } from './workspace.ts'
 
@@ -55,6 +57,8 @@ export type GradeOptions = {
   onCheckEnd?: (result: CheckResult) => void
   /** Replace bank/main.ts (the grader's self-tests use scenario servers). */
   entry?: string
+  /** Run the learner's code in a sandbox (sandbox.ts); the CLI decides with sandboxPolicy(). */
+  sandbox?: boolean
 }
 
 export function rerunCommand(stage: number, seed: number, source: Source = { kind: 'starter' }): string {
@@ -72,8 +76,10 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
   let shared: ServerProcess | undefined
   let startError: string | undefined
 
+  const sandbox = options.sandbox ? stageSandbox(graded, [workspace.stageDir(graded)], [workspace.tmp]) : undefined
+  sandboxExports(!!options.sandbox)
   const newServer = (dbPath: string, env: Record<string, string> = {}) =>
-    new ServerProcess({ stageDir: workspace.stageDir(graded), dbPath, adminToken, env, entry: options.entry })
+    new ServerProcess({ stageDir: workspace.stageDir(graded), dbPath, adminToken, env, entry: options.entry, sandbox })
 
   try {
     const order = course.stages.filter((s) => s.number <= graded.number).reverse()

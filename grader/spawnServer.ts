@@ -2,11 +2,13 @@
 // knows how to stop it, crash it and bring it back on the same database.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { request } from 'undici'
+import { Agent, request } from 'undici'
+import type { Endpoint } from './http.ts'
 import { childEnv, signalGroup, stopGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
+import { sandboxed, type SandboxSpec } from './sandbox.ts'
 
 export type ServerOptions = {
   stageDir: string
@@ -17,15 +19,21 @@ export type ServerOptions = {
   /** The script to run instead of bank/main.ts (the grader's self-tests use this). */
   entry?: string
   startTimeoutMs?: number
+  /** Run it in a sandbox (sandbox.ts): no network, so it listens on a Unix socket next to its database. */
+  sandbox?: SandboxSpec
 }
 
 export class ServerStartError extends Error {}
 
-const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/
+const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+|unix:\S+)/
+/** Every start gets a socket name of its own: a killed server leaves its socket file behind. */
+let sockets = 0
 const LOG_LIMIT = 64 * 1024
 
 export class ServerProcess {
   url = ''
+  /** Set when it listens on a Unix socket, with the agent that talks over it. */
+  private socket: { path: string; agent: Agent } | undefined
   private child: ChildProcess | undefined
   private logText = ''
   /** Output of the current process only: a restart must not find the old "listening on" line. */
@@ -53,6 +61,11 @@ export class ServerProcess {
     return Promise.race([once(child, 'exit').then(() => true), sleep(ms).then(() => false)])
   }
 
+  /** Where requests go: the URL, or the URL over its socket. */
+  get endpoint(): Endpoint {
+    return this.socket ? { url: this.url, socketPath: this.socket.path, agent: this.socket.agent } : this.url
+  }
+
   get pid(): number | undefined {
     return this.child?.pid
   }
@@ -68,10 +81,13 @@ export class ServerProcess {
       LAB_DB: options.dbPath,
       LAB_ADMIN_TOKEN: options.adminToken,
       LAB_STAGE_DIR: options.stageDir,
+      ...(options.sandbox ? { LAB_SOCKET: join(dirname(options.dbPath), `s${process.pid}-${++sockets}.sock`) } : {}),
       ...options.env,
     })
     const entry = resolve(repoRoot, options.entry ?? 'bank/main.ts')
-    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    const sandbox = options.sandbox && { ...options.sandbox, readOnly: [...options.sandbox.readOnly, dirname(entry)] }
+    const { file, args } = sandboxed(sandbox, env, [process.execPath, '--import', 'tsx', entry])
+    const child = spawn(file, args, {
       cwd: repoRoot,
       env,
       detached: true, // its own process group, so stop() reaches grandchildren too
@@ -107,6 +123,12 @@ export class ServerProcess {
     const seconds = Math.round((deadline - Date.now()) / 1000)
     for (;;) {
       const match = LISTENING.exec(this.sinceStart)
+      if (match?.[1]!.startsWith('unix:')) {
+        void this.socket?.agent.close()
+        const path = match[1].slice('unix:'.length)
+        this.socket = { path, agent: new Agent({ connect: { socketPath: path } }) }
+        return 'http://localhost'
+      }
       if (match) return match[1]!
       if (!this.alive)
         throw new ServerStartError(`the server ${this.unexpectedExit ?? 'exited'} before it listened.\n${this.logTail()}`)
@@ -123,7 +145,7 @@ export class ServerProcess {
     while (Date.now() < deadline) {
       if (!this.alive) throw new ServerStartError(`the server ${this.unexpectedExit} while starting.\n${this.logTail()}`)
       try {
-        const res = await request(`${this.url}/health`, { headersTimeout: 1_000, bodyTimeout: 1_000 })
+        const res = await request(`${this.url}/health`, { dispatcher: this.socket?.agent, headersTimeout: 1_000, bodyTimeout: 1_000 })
         const text = await res.body.text()
         if (res.statusCode === 200) return
         last = `HTTP ${res.statusCode}: ${text.slice(0, 200)}`

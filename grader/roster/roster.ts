@@ -23,6 +23,8 @@ export type RosterOptions = {
   store?: string
   timeLimitMs?: number
   jobs?: number
+  /** Each checkout's servers run sandboxed (sandboxPolicy() decides). */
+  sandbox: boolean
 }
 
 export class RosterError extends Error {}
@@ -60,7 +62,8 @@ export async function gradeRoster(o: RosterOptions): Promise<number> {
 
   console.log(
     chalk.bold(`\nGrading ${submissions.length} checkouts at stage ${o.stage.number} · ${o.stage.title}`) +
-      chalk.dim(`  (seed ${o.seed}, ${jobs} at a time, ${timeLimitMs / 1000} s each at most)`),
+      chalk.dim(`  (seed ${o.seed}, ${jobs} at a time, ${timeLimitMs / 1000} s each at most)`) +
+      (o.sandbox ? chalk.dim(' · sandboxed') : chalk.yellow(' · NOT sandboxed (--no-sandbox)')),
   )
   const started = performance.now()
   const limit = pLimit(jobs)
@@ -74,6 +77,7 @@ export async function gradeRoster(o: RosterOptions): Promise<number> {
           timeLimitMs,
           memoryMb: MEMORY_MB,
           workDir: workDirs[i]!,
+          sandbox: o.sandbox,
         })
         store.record({ learner: done.learner, gradedAt: done.gradedAt, outcome: done.outcome, reason: done.reason, origin: `roster ${o.roster}`, result: done.result })
         printLine(done)
