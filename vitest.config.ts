@@ -9,5 +9,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    setupFiles: ['test/helpers/stopOnSignal.ts'],
   },
 })

@@ -63,14 +63,24 @@ function killAll() {
 }
 
 let installed = false
-/** For command-line tools: Ctrl-C and friends also kill every child first. */
+let stopping = false
+/**
+ * For command-line tools: Ctrl-C and friends stop every child first. They get
+ * SIGTERM and a moment, not SIGKILL at once: a child that is itself a grader
+ * (a roster's) then removes its own temp folders and overlays, and a server
+ * closes its database. A second signal while that runs changes nothing.
+ */
 export function installSignalCleanup() {
   if (installed) return
   installed = true
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => {
-      killAll()
-      process.exit(signal === 'SIGINT' ? 130 : 143)
+      if (stopping) return
+      stopping = true
+      void Promise.all([...live].map((child) => stopGroup(child, 2_000))).finally(() => {
+        killAll()
+        process.exit(signal === 'SIGINT' ? 130 : 143)
+      })
     })
   }
 }
