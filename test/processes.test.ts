@@ -29,11 +29,14 @@ afterAll(async () => {
 async function gradeStuckInLearnerCode(runTmp: string) {
   const run = startGradeCli(['0', '--dir', checkout, '--seed', '3'], runTmp)
   await waitFor(() => (run.output().includes('[auth-and-ownership]') ? true : undefined), 'the first five checks', 20_000)
+  // Each runs as the leader of a process group; sandboxed (bwrap), the group
+  // also holds the sandbox's init and the Node process inside.
+  const leader = (p: { pid: number; pgrp: number }) => p.pgrp === p.pid
   const learnerChild = await waitFor(
-    () => descendantsOf(run.child.pid!).find((p) => p.cmdline.includes('grader/callExport.ts')),
+    () => descendantsOf(run.child.pid!).find((p) => p.cmdline.includes('grader/callExport.ts') && leader(p)),
     'the child running the learner file',
   )
-  const servers = processesWithMarker(runTmp).filter((p) => p.cmdline.includes('bank/main.ts'))
+  const servers = processesWithMarker(runTmp).filter((p) => p.cmdline.includes('bank/main.ts') && leader(p))
   expect(servers, 'exactly one server is running').toHaveLength(1)
   return { run, server: servers[0]!, learnerChild, all: descendantsOf(run.child.pid!) }
 }
