@@ -81,7 +81,8 @@ describe.skipIf(!bwrap.path)('a roster of probe submissions, sandboxed', () => {
       listener.close()
       scratch.dispose()
     }
-  })
+    // Eleven stage-1 grades, three at a time: about 110 s on a quiet two-core machine.
+  }, 400_000)
 })
 
 describe('rerun lines', () => {

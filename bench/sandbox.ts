@@ -1,0 +1,64 @@
+// What the sandbox costs a roster: 4 honest checkouts (the reference solution)
+// graded with and without bubblewrap, side by side in one run, interleaved
+// (sandboxed, unsandboxed, unsandboxed, sandboxed, ...) so that drift in the
+// machine's load hits both alike. Reports each wall time, the medians and
+// their ratio.
+//   node --import tsx bench/sandbox.ts [--stage N] [--rounds N] [--jobs N]
+import { spawn } from 'node:child_process'
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { course, stageByNumber } from '#grader/course.ts'
+import { repoRoot } from '#grader/paths.ts'
+import { installSignalCleanup, onCleanup } from '#grader/processes.ts'
+import { findBwrap } from '#grader/sandbox.ts'
+import { percentile } from './stats.ts'
+
+const { values } = parseArgs({ options: { stage: { type: 'string', default: '5' }, rounds: { type: 'string', default: '2' }, jobs: { type: 'string', default: '2' } } })
+const stage = stageByNumber(Number(values.stage))
+const rounds = Number(values.rounds)
+if (!findBwrap().path) throw new Error(`no sandbox to measure: ${findBwrap().problem}`)
+installSignalCleanup()
+
+const dir = mkdtempSync(join(tmpdir(), 'idem-bench-sandbox-'))
+onCleanup(() => rmSync(dir, { recursive: true, force: true }))
+const roster = join(dir, 'class')
+for (const learner of ['a', 'b', 'c', 'd']) {
+  cpSync(resolve(repoRoot, 'stages'), join(roster, learner, 'stages'), { recursive: true })
+  for (const s of course.stages.filter((s) => s.number <= stage.number))
+    cpSync(resolve(repoRoot, 'solutions', s.folder), join(roster, learner, 'stages', s.folder), { recursive: true })
+}
+
+/** One roster run; returns its wall time in ms. */
+function gradeRoster(sandboxed: boolean, run: number): Promise<number> {
+  const store = join(dir, `store-${run}.sqlite`)
+  const args = ['--import', 'tsx', 'grader/cli.ts', String(stage.number), '--roster', roster, '--store', store, '--seed', '1', '--jobs', values.jobs!]
+  const t0 = performance.now()
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, sandboxed ? args : [...args, '--no-sandbox'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout.on('data', (c: Buffer) => (out += c))
+    child.once('close', (code) => {
+      if (code !== 0 || !out.includes(sandboxed ? '· sandboxed' : 'NOT sandboxed')) fail(new Error(`roster run failed (${code}):\n${out}`))
+      else if (/✗|⏱|!/.test(out.split('\n').slice(2).join('\n'))) fail(new Error(`an honest checkout did not pass:\n${out}`))
+      else done(performance.now() - t0)
+    })
+  })
+}
+
+const times = { sandboxed: [] as number[], unsandboxed: [] as number[] }
+let run = 0
+for (let r = 0; r < rounds; r++) {
+  // ABBA order: neither side always goes first.
+  for (const sandboxed of r % 2 === 0 ? [true, false] : [false, true]) {
+    const ms = await gradeRoster(sandboxed, run++)
+    times[sandboxed ? 'sandboxed' : 'unsandboxed'].push(ms)
+    console.log(`round ${r + 1}: ${sandboxed ? 'sandboxed  ' : 'unsandboxed'} ${(ms / 1000).toFixed(1)} s`)
+  }
+}
+const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50)
+const [s, u] = [median(times.sandboxed), median(times.unsandboxed)]
+console.log(`\nstage ${stage.number}, 4 honest checkouts, ${values.jobs} at a time, ${rounds} round(s)`)
+console.log(`median: sandboxed ${(s / 1000).toFixed(1)} s, unsandboxed ${(u / 1000).toFixed(1)} s, ratio ${(s / u).toFixed(2)}× (goal ≤ 1.3×)`)
+process.exit(0)
