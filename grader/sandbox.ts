@@ -91,8 +91,17 @@ export function exportSandbox(file: string, script: string): SandboxSpec {
   return stage ? stageSandbox(stage, own) : { readOnly: own, writable: [] }
 }
 
-/** The argv that runs `command` with exactly `env`: inside the sandbox when there is a spec. */
-export function sandboxed(spec: SandboxSpec | undefined, env: Record<string, string>, command: string[]): { file: string; args: string[] } {
+/**
+ * The argv that runs `command` with exactly `env`: inside the sandbox when
+ * there is a spec. `graceful`: SIGTERM reaches the command (a server that
+ * shuts down cleanly) instead of ending bwrap, and with it everything, at once.
+ */
+export function sandboxed(
+  spec: SandboxSpec | undefined,
+  env: Record<string, string>,
+  command: string[],
+  o: { graceful?: boolean } = {},
+): { file: string; args: string[] } {
   if (!spec) return { file: command[0]!, args: command.slice(1) }
   const bwrap = findBwrap().path
   if (!bwrap) throw new SandboxUnavailableError(findBwrap().problem)
@@ -112,8 +121,10 @@ export function sandboxed(spec: SandboxSpec | undefined, env: Record<string, str
   const inside = { ...env, PATH: dirname(process.execPath), HOME: '/tmp', TMPDIR: '/tmp' }
   for (const [name, value] of Object.entries(inside)) args.push('--setenv', name, value)
   args.push('--chdir', repoRoot, '--', ...command)
-  // bwrap dies of SIGTERM at once and takes the sandbox with it; ignored
-  // (inherited over exec, and Node's own handlers replace it), the group's
+  if (!o.graceful) return { file: bwrap, args }
+  // bwrap dies of SIGTERM at once and takes the sandbox with it. Ignored
+  // (inherited over exec; the server's own handlers replace it), the group's
   // SIGTERM reaches the server's graceful shutdown, and bwrap exits with it.
+  // Not for a process without handlers: it would ignore SIGTERM too.
   return { file: '/bin/sh', args: ['-c', 'trap "" TERM INT HUP; exec "$0" "$@"', bwrap, ...args] }
 }

@@ -86,7 +86,7 @@ export class ServerProcess {
     })
     const entry = resolve(repoRoot, options.entry ?? 'bank/main.ts')
     const sandbox = options.sandbox && { ...options.sandbox, readOnly: [...options.sandbox.readOnly, dirname(entry)] }
-    const { file, args } = sandboxed(sandbox, env, [process.execPath, '--import', 'tsx', entry])
+    const { file, args } = sandboxed(sandbox, env, [process.execPath, '--import', 'tsx', entry], { graceful: true })
     const child = spawn(file, args, {
       cwd: repoRoot,
       env,

@@ -9,7 +9,7 @@ import pLimit from 'p-limit'
 import type { Stage } from '../course.ts'
 import { ResultsStore, DEFAULT_STORE } from './store.ts'
 import { killMarked } from './strays.ts'
-import { gradeSubmission, type SubmissionResult } from './submission.ts'
+import { gradeSubmission, overlaysOf, removeOverlays, type SubmissionResult } from './submission.ts'
 
 export const DEFAULT_TIME_LIMIT_S = 300
 const MEMORY_MB = 512
@@ -53,9 +53,10 @@ export async function gradeRoster(o: RosterOptions): Promise<number> {
   const store = new ResultsStore(o.store ?? DEFAULT_STORE)
   const batchDir = mkdtempSync(join(tmpdir(), 'idem-roster-'))
   const workDirs = submissions.map((_, i) => join(batchDir, String(i)))
-  // Ctrl-C: processes.ts kills the grader children; this gets what they started.
+  // Ctrl-C: processes.ts stops the grader children; this gets what they
+  // started, and the overlays of a grader that had to be killed.
   const sweep = () => {
-    workDirs.forEach((dir) => killMarked(join(dir, 'home')))
+    workDirs.forEach((dir) => removeOverlays(overlaysOf(killMarked(join(dir, 'home')))))
     rmSync(batchDir, { recursive: true, force: true })
   }
   process.on('exit', sweep)

@@ -19,7 +19,7 @@ import { stopGroup, track } from '../processes.ts'
 import { rerunCommand } from '../runner.ts'
 import { parseGradeResult, type GradeSummary } from './resultSchema.ts'
 import type { Outcome } from './store.ts'
-import { findMarked, killMarked } from './strays.ts'
+import { findMarked, killMarked, type Marked } from './strays.ts'
 
 export type SubmissionOptions = {
   learner: string
@@ -74,7 +74,8 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
       },
     },
   )
-  track(child)
+  // Interrupted, it gets time to stop its servers (2 s each at most) and remove its overlay.
+  track(child, 5_000)
   let log = ''
   const keep = (chunk: Buffer) => (log = (log + chunk.toString('utf8')).slice(-LOG_LIMIT))
   child.stdout!.on('data', keep)
@@ -95,7 +96,7 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
     timedOut = true
     // Note the overlay folders before the servers that name them are killed:
     // a grader stopped from outside cannot remove its own.
-    overlays = findMarked(home).flatMap((m) => (m.stageDir ? [dirname(m.stageDir)] : []))
+    overlays = overlaysOf(findMarked(home))
     void stopGroup(child, 1_000)
   }, o.timeLimitMs)
   const { code, signal } = await exited
@@ -153,6 +154,13 @@ function lastLines(log: string, lines = 6): string {
 
 function cleanUp(workDir: string, overlays: string[]) {
   rmSync(workDir, { recursive: true, force: true })
+  removeOverlays(overlays)
+}
+
+/** The overlay folders servers named (their LAB_STAGE_DIR's parent): for a grader that was killed before it removed its own. */
+export const overlaysOf = (marked: Marked[]) => marked.flatMap((m) => (m.stageDir ? [dirname(m.stageDir)] : []))
+
+export function removeOverlays(overlays: string[]) {
   const work = resolve(repoRoot, '.lab', 'work')
   for (const dir of new Set(overlays)) {
     // Only the grader's own overlay folders (.lab/work/run-*), whatever a process claimed.
