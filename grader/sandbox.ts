@@ -14,7 +14,7 @@
 //     the database files, a private /tmp, and only the environment we give.
 // No solutions/ of the graded stage, no other checkout, no HOME, no results.
 import { spawnSync } from 'node:child_process'
-import { accessSync, constants, existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs'
+import { accessSync, constants, existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync } from 'node:fs'
 import { basename, delimiter, dirname, join, resolve } from 'node:path'
 import type { Stage } from './course.ts'
 import { course } from './course.ts'
@@ -117,8 +117,13 @@ export function sandboxed(
   for (const path of [...RUNTIME.map((p) => resolve(repoRoot, p)), ...spec.readOnly])
     if (existsSync(path)) args.push('--ro-bind', realpathSync(path), path)
   for (const dir of spec.writable) args.push('--bind', realpathSync(dir), dir)
-  // Inside, HOME and TMPDIR are the private /tmp; the host's paths do not exist there.
-  const inside = { ...env, PATH: dirname(process.execPath), HOME: '/tmp', TMPDIR: '/tmp' }
+  // Inside, HOME is the private /tmp (the host's paths do not exist there).
+  // TMPDIR is a folder in the first writable one when there is one: the
+  // servers of one grading then share tsx's compile cache instead of each
+  // compiling the bank again; no other grading, and not the grader, uses it.
+  const tmp = spec.writable[0] ? join(spec.writable[0], '.tmp') : '/tmp'
+  if (spec.writable[0]) mkdirSync(tmp, { recursive: true })
+  const inside = { ...env, PATH: dirname(process.execPath), HOME: '/tmp', TMPDIR: tmp }
   for (const [name, value] of Object.entries(inside)) args.push('--setenv', name, value)
   args.push('--chdir', repoRoot, '--', ...command)
   if (!o.graceful) return { file: bwrap, args }
