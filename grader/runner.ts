@@ -77,7 +77,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
   let startError: string | undefined
 
   const sandbox = options.sandbox ? stageSandbox(graded, [workspace.stageDir(graded)], [workspace.tmp]) : undefined
-  sandboxExports(!!options.sandbox)
+  sandboxExports(options.sandbox ? workspace.tmp : undefined)
   const newServer = (dbPath: string, env: Record<string, string> = {}) =>
     new ServerProcess({ stageDir: workspace.stageDir(graded), dbPath, adminToken, env, entry: options.entry, sandbox })
 

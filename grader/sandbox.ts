@@ -84,11 +84,15 @@ const RUNTIME = ['bank', 'node_modules', 'package.json', 'tsconfig.json']
 /** System libraries Node links against; /usr/bin, /etc and /home stay out. */
 const LIBRARIES = ['/lib', '/lib64', '/usr/lib', '/usr/lib64']
 
-/** What the child that calls a learner export may read: the file's stage folder and the earlier solutions. */
-export function exportSandbox(file: string, script: string): SandboxSpec {
+/**
+ * What the child that calls a learner export may read: the file's stage
+ * folder and the earlier solutions. It may write the grading's data folder,
+ * as that grading's servers do (for the shared TMPDIR).
+ */
+export function exportSandbox(file: string, script: string, dataDir: string): SandboxSpec {
   const stage = course.stages.find((s) => s.folder === basename(dirname(file)))
   const own = [dirname(file), script]
-  return stage ? stageSandbox(stage, own) : { readOnly: own, writable: [] }
+  return stage ? stageSandbox(stage, own, [dataDir]) : { readOnly: own, writable: [dataDir] }
 }
 
 /**
@@ -118,11 +122,7 @@ export function sandboxed(
     if (existsSync(path)) args.push('--ro-bind', realpathSync(path), path)
   for (const dir of spec.writable) args.push('--bind', realpathSync(dir), dir)
   // Inside, HOME is the private /tmp (the host's paths do not exist there).
-  // TMPDIR is a folder in the first writable one when there is one: the
-  // servers of one grading then share tsx's compile cache instead of each
-  // compiling the bank again; no other grading, and not the grader, uses it.
-  const tmp = spec.writable[0] ? join(spec.writable[0], '.tmp') : '/tmp'
-  if (spec.writable[0]) mkdirSync(tmp, { recursive: true })
+  const tmp = spec.writable[0] ? sharedTmp(spec.writable[0]) : '/tmp'
   const inside = { ...env, PATH: dirname(process.execPath), HOME: '/tmp', TMPDIR: tmp }
   for (const [name, value] of Object.entries(inside)) args.push('--setenv', name, value)
   args.push('--chdir', repoRoot, '--', ...command)
@@ -132,4 +132,16 @@ export function sandboxed(
   // SIGTERM reaches the server's graceful shutdown, and bwrap exits with it.
   // Not for a process without handlers: it would ignore SIGTERM too.
   return { file: '/bin/sh', args: ['-c', 'trap "" TERM INT HUP; exec "$0" "$@"', bwrap, ...args] }
+}
+
+/**
+ * TMPDIR for the sandboxes of one grading, in its data folder: its servers
+ * and export children share tsx's compile cache instead of each compiling the
+ * bank from nothing (seconds on a busy machine). No other grading, and not
+ * the grader, reads it.
+ */
+function sharedTmp(dataDir: string): string {
+  const tmp = join(dataDir, '.tmp')
+  mkdirSync(tmp, { recursive: true })
+  return tmp
 }
