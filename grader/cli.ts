@@ -8,6 +8,7 @@ import { installSignalCleanup } from './processes.ts'
 import { printCheck, printHeader, printStageStart, printSummary, printVerboseExchange } from './report.ts'
 import { newSeed } from './rng.ts'
 import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from './roster/roster.ts'
+import { repoRoot } from './paths.ts'
 import { sandboxPolicy, SandboxUnavailableError } from './sandbox.ts'
 import type { GradeResult } from './runner.ts'
 import type { Source } from './workspace.ts'
@@ -94,6 +95,9 @@ async function main(): Promise<number> {
       seed,
       source,
       sandbox,
+      // A learner's own runs keep the sandbox's compile cache; another checkout's never
+      // do (a roster child's, a --dir): the next grading would load what it wrote.
+      sandboxTmp: values.sandbox || source.kind === 'dir' ? undefined : resolve(repoRoot, '.lab', 'sandbox-tmp'),
       onExchange: values.verbose ? printVerboseExchange : undefined,
       onCheckStart: quiet ? undefined : (check, s) => printStageStart(check, s, stage.number),
       onCheckEnd: quiet ? (r) => (r.passed ? undefined : printCheck(r)) : printCheck,

@@ -9,10 +9,10 @@ import { CheckFailure } from './check.ts'
 import { exportSandbox, sandboxed } from './sandbox.ts'
 
 const SCRIPT = resolve(repoRoot, 'grader/callExport.ts')
-/** Set by each grade(): the grading's data folder when the learner code it calls runs sandboxed. */
-let sandboxData: string | undefined
-export function sandboxExports(dataDir: string | undefined) {
-  sandboxData = dataDir
+/** Set by each grade(): the grading's data folder (and TMPDIR) when the learner code it calls runs sandboxed. */
+let sandboxData: { dataDir: string; tmp?: string } | undefined
+export function sandboxExports(data: { dataDir: string; tmp?: string } | undefined) {
+  sandboxData = data
 }
 
 export type CallResult = { ok: true; value: unknown } | { ok: false; error: string }
@@ -28,7 +28,7 @@ export async function callLearnerExport(
   timeoutMs = 5_000,
 ): Promise<CallResult[]> {
   const env = childEnv()
-  const command = sandboxed(sandboxData ? exportSandbox(file, SCRIPT, sandboxData) : undefined, env, [process.execPath, '--import', 'tsx', SCRIPT])
+  const command = sandboxed(sandboxData ? exportSandbox(file, SCRIPT, sandboxData.dataDir, sandboxData.tmp) : undefined, env, [process.execPath, '--import', 'tsx', SCRIPT])
   const child = spawn(command.file, command.args, {
     cwd: repoRoot,
     detached: true,

@@ -59,6 +59,8 @@ export type GradeOptions = {
   entry?: string
   /** Run the learner's code in a sandbox (sandbox.ts); the CLI decides with sandboxPolicy(). */
   sandbox?: boolean
+  /** The sandboxes' TMPDIR, kept between a learner's own gradings (default: one per grading). */
+  sandboxTmp?: string
 }
 
 export function rerunCommand(stage: number, seed: number, source: Source = { kind: 'starter' }): string {
@@ -76,8 +78,10 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
   let shared: ServerProcess | undefined
   let startError: string | undefined
 
-  const sandbox = options.sandbox ? stageSandbox(graded, [workspace.stageDir(graded)], [workspace.tmp]) : undefined
-  sandboxExports(options.sandbox ? workspace.tmp : undefined)
+  const sandbox = options.sandbox
+    ? { ...stageSandbox(graded, [workspace.stageDir(graded)], [workspace.tmp]), tmp: options.sandboxTmp }
+    : undefined
+  sandboxExports(options.sandbox ? { dataDir: workspace.tmp, tmp: options.sandboxTmp } : undefined)
   const newServer = (dbPath: string, env: Record<string, string> = {}) =>
     new ServerProcess({ stageDir: workspace.stageDir(graded), dbPath, adminToken, env, entry: options.entry, sandbox })
 

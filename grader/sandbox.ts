@@ -25,6 +25,8 @@ export type SandboxSpec = {
   readOnly: string[]
   /** Folders it may write (the database folder; it also holds the server's socket). */
   writable: string[]
+  /** Its TMPDIR (writable), when kept between gradings; by default one per grading, in the first writable folder. */
+  tmp?: string
 }
 
 export class SandboxUnavailableError extends Error {}
@@ -89,10 +91,10 @@ const LIBRARIES = ['/lib', '/lib64', '/usr/lib', '/usr/lib64']
  * folder and the earlier solutions. It may write the grading's data folder,
  * as that grading's servers do (for the shared TMPDIR).
  */
-export function exportSandbox(file: string, script: string, dataDir: string): SandboxSpec {
+export function exportSandbox(file: string, script: string, dataDir: string, tmp?: string): SandboxSpec {
   const stage = course.stages.find((s) => s.folder === basename(dirname(file)))
   const own = [dirname(file), script]
-  return stage ? stageSandbox(stage, own, [dataDir]) : { readOnly: own, writable: [dataDir] }
+  return { ...(stage ? stageSandbox(stage, own, [dataDir]) : { readOnly: own, writable: [dataDir] }), tmp }
 }
 
 /**
@@ -120,9 +122,14 @@ export function sandboxed(
   // to at the path the code resolves.
   for (const path of [...RUNTIME.map((p) => resolve(repoRoot, p)), ...spec.readOnly])
     if (existsSync(path)) args.push('--ro-bind', realpathSync(path), path)
-  for (const dir of spec.writable) args.push('--bind', realpathSync(dir), dir)
-  // Inside, HOME is the private /tmp (the host's paths do not exist there).
-  const tmp = spec.writable[0] ? sharedTmp(spec.writable[0]) : '/tmp'
+  // TMPDIR holds tsx's compile cache: shared by the servers and export
+  // children of one grading (or kept for a learner's own runs), so that each
+  // does not compile the bank from nothing, which takes seconds on a busy
+  // machine. Never the grader's own cache, and never another grading's.
+  const tmp = spec.tmp ?? (spec.writable[0] ? join(spec.writable[0], '.tmp') : '/tmp')
+  if (tmp !== '/tmp') mkdirSync(tmp, { recursive: true })
+  for (const dir of spec.tmp ? [...spec.writable, spec.tmp] : spec.writable) args.push('--bind', realpathSync(dir), dir)
+  // HOME is the private /tmp: the host's paths do not exist in there.
   const inside = { ...env, PATH: dirname(process.execPath), HOME: '/tmp', TMPDIR: tmp }
   for (const [name, value] of Object.entries(inside)) args.push('--setenv', name, value)
   args.push('--chdir', repoRoot, '--', ...command)
@@ -134,14 +141,3 @@ export function sandboxed(
   return { file: '/bin/sh', args: ['-c', 'trap "" TERM INT HUP; exec "$0" "$@"', bwrap, ...args] }
 }
 
-/**
- * TMPDIR for the sandboxes of one grading, in its data folder: its servers
- * and export children share tsx's compile cache instead of each compiling the
- * bank from nothing (seconds on a busy machine). No other grading, and not
- * the grader, reads it.
- */
-function sharedTmp(dataDir: string): string {
-  const tmp = join(dataDir, '.tmp')
-  mkdirSync(tmp, { recursive: true })
-  return tmp
-}
