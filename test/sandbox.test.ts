@@ -61,7 +61,7 @@ describe.skipIf(!bwrap.path)('a roster of probe submissions, sandboxed', () => {
       const scores = new Map((JSON.parse(readFileSync(json, 'utf8')) as RosterJson).submissions.map((s) => [s.learner, s]))
       const honest = scores.get('solved')!.result.score
       const starter = scores.get('untouched')!.result.score
-      expect(honest, 'the solution must outscore the starter, or import-solution proves nothing').toBeGreaterThan(starter)
+      expect(honest, `the solution must outscore the starter, or import-solution proves nothing\n${run.out}`).toBeGreaterThan(starter)
       const expected = Object.fromEntries(PROBES.map((p) => [p, p === 'import-solution' ? starter : honest]))
       const got = Object.fromEntries(PROBES.map((p) => [p, scores.get(p)?.result.score]))
       expect(got, run.out).toEqual(expected)
