@@ -1,6 +1,18 @@
+import { rmSync } from 'node:fs'
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
+  plugins: [
+    {
+      // Vitest removes its temp folder asynchronously on close, which Ctrl-C
+      // skips (it exits at once); remove it on exit too.
+      name: 'remove-vitest-tmp-on-exit',
+      configureVitest({ vitest }) {
+        const dir = (vitest as unknown as { _tmpDir?: string })._tmpDir
+        if (dir) process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
+      },
+    },
+  ],
   test: {
     include: ['test/**/*.test.ts'],
     // Tests start real server processes: give them time, and keep to the
@@ -9,5 +21,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    setupFiles: ['test/helpers/stopOnSignal.ts'],
   },
 })

@@ -33,7 +33,7 @@ export class BankClient {
   }
 
   send(spec: RequestSpec): Promise<Reply> {
-    return this.http.send(this.url, spec)
+    return this.http.send(this.server.endpoint, spec)
   }
 
   private admin(spec: RequestSpec) {
@@ -85,7 +85,7 @@ export class BankClient {
 
   /** `onReply` sees each answer as it arrives (the burst resolves when all have). */
   burst(specs: RequestSpec[], onReply?: (reply: Reply) => void): Promise<Reply[]> {
-    return this.http.burst(this.url, specs, onReply)
+    return this.http.burst(this.server.endpoint, specs, onReply)
   }
 
   ledger(): Promise<Ledger> {

@@ -11,6 +11,8 @@ import { LOOP_OPTIONS, LOOP_USAGE, LoopOptionError, loopGradeOptions } from './o
 import { printCheck, printHeader, printKept, printStageStart, printSummary, printVerboseExchange } from './report.ts'
 import { newSeed } from './rng.ts'
 import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from './roster/roster.ts'
+import { repoRoot } from './paths.ts'
+import { sandboxPolicy, SandboxUnavailableError } from './sandbox.ts'
 import type { GradeResult } from './runner.ts'
 import type { Source } from './workspace.ts'
 
@@ -25,6 +27,8 @@ const USAGE = `usage: npm run grade -- <stage|all> [options]
   --json FILE      write the result as JSON
   --verbose        print every request and response
 ${LOOP_USAGE}
+  --no-sandbox     run the learner's code without the bubblewrap sandbox (used when
+                   bwrap is available; a roster refuses to run without it)
 
   --roster DIR     grade every checkout under DIR (folder name = learner id),
                    every stage (or only <stage>), in parallel, each stage of each
@@ -44,6 +48,10 @@ async function main(): Promise<number> {
       repeat: { type: 'string', default: '1' },
       json: { type: 'string' },
       verbose: { type: 'boolean', default: false },
+      'no-sandbox': { type: 'boolean', default: false },
+      // For the roster's grader children: the sandbox is required, and the result goes to a pipe.
+      sandbox: { type: 'boolean', default: false },
+      'json-fd': { type: 'string' },
       roster: { type: 'string' },
       store: { type: 'string' },
       'time-limit': { type: 'string', default: String(DEFAULT_TIME_LIMIT_S) },
@@ -80,11 +88,16 @@ async function main(): Promise<number> {
     const jobs = values.jobs === undefined ? undefined : Number(values.jobs)
     if (!(timeLimit > 0)) throw new UsageError('--time-limit takes a number of seconds')
     if (jobs !== undefined && !(Number.isInteger(jobs) && jobs >= 1)) throw new UsageError('--jobs takes a whole number ≥ 1')
-    return gradeRoster({ stages: stage ? [stage] : course.stages, roster: resolve(values.roster), seed: firstSeed, json: values.json, store: values.store, timeLimitMs: timeLimit * 1000, jobs })
+    const sandbox = sandboxPolicy({ roster: true, noSandbox: values['no-sandbox'] })
+    return gradeRoster({ stages: stage ? [stage] : course.stages, roster: resolve(values.roster), seed: firstSeed, json: values.json, store: values.store, timeLimitMs: timeLimit * 1000, jobs, sandbox })
   }
+  const sandbox = sandboxPolicy({ roster: values.sandbox, noSandbox: values['no-sandbox'] })
+  // A learner's own runs keep the sandbox's compile cache; another checkout's never
+  // do (a roster child's, a --dir): the next grading would load what it wrote.
+  const sandboxTmp = values.sandbox || source.kind === 'dir' ? undefined : resolve(repoRoot, '.lab', 'sandbox-tmp')
   if (!stage) {
     if (repeat !== 1 || loop.partial || loop.keep) throw new UsageError('all excludes --repeat, --only, --no-regression and --keep')
-    return gradeAll({ source, seed: firstSeed, verbose: values.verbose, json: values.json })
+    return gradeAll({ source, seed: firstSeed, verbose: values.verbose, json: values.json, sandbox, sandboxTmp })
   }
   const where = source.kind === 'starter' ? `stages/${stage.folder}` : source.kind === 'solution' ? `solutions/${stage.folder}` : source.path
 
@@ -101,6 +114,8 @@ async function main(): Promise<number> {
       stage: stage.number,
       seed,
       source,
+      sandbox,
+      sandboxTmp,
       onExchange: values.verbose ? printVerboseExchange : undefined,
       onCheckStart: quiet ? undefined : (check, s) => printStageStart(check, s, stage.number),
       onCheckEnd: quiet ? (r) => (r.passed ? undefined : printCheck(r)) : printCheck,
@@ -121,9 +136,10 @@ async function main(): Promise<number> {
     console.log(`\n${failed.length === 0 ? chalk.green.bold('PASSED') : chalk.red.bold('FAILED')}  ${repeat - failed.length}/${repeat} runs passed`)
     for (const r of failed) console.log(`  rerun: ${r.rerun}  (failed: ${r.checks.filter((c) => !c.passed).map((c) => c.id).join(', ')})`)
   }
-  if (values.json) {
+  const jsonTo = values['json-fd'] !== undefined ? Number(values['json-fd']) : values.json
+  if (jsonTo !== undefined) {
     const payload = repeat === 1 ? results[0] : { runs: results, passed: results.every((r) => r.passed) }
-    writeFileSync(values.json, `${JSON.stringify(payload, null, 2)}\n`)
+    writeFileSync(jsonTo, `${JSON.stringify(payload, null, 2)}\n`)
   }
   return results.every((r) => r.passed) ? 0 : 1
 }
@@ -133,7 +149,13 @@ class UsageError extends Error {}
 main().then(
   (code) => process.exit(code),
   (error) => {
-    if (error instanceof UsageError || error instanceof UnknownStageError || error instanceof RosterError || error instanceof LoopOptionError) {
+    if (
+      error instanceof UsageError ||
+      error instanceof UnknownStageError ||
+      error instanceof RosterError ||
+      error instanceof LoopOptionError ||
+      error instanceof SandboxUnavailableError
+    ) {
       console.error(chalk.red(error.message))
       console.error(USAGE)
     } else console.error(chalk.red('the grader itself failed:'), error)

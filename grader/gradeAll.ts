@@ -8,7 +8,7 @@ import { printCheck, printHeader, printStageStart, printSummary, printVerboseExc
 import type { GradeResult } from './runner.ts'
 import { describeSource, type Source } from './workspace.ts'
 
-export type GradeAllOptions = { source: Source; seed: number; verbose: boolean; json?: string }
+export type GradeAllOptions = { source: Source; seed: number; verbose: boolean; json?: string; sandbox?: boolean; sandboxTmp?: string }
 
 export type GradeAllResult = {
   seed: number
@@ -29,6 +29,8 @@ export async function gradeAll(o: GradeAllOptions): Promise<number> {
       stage: stage.number,
       seed: o.seed,
       source: o.source,
+      sandbox: o.sandbox,
+      sandboxTmp: o.sandboxTmp,
       onExchange: o.verbose ? printVerboseExchange : undefined,
       onCheckStart: (check, s) => printStageStart(check, s, stage.number),
       onCheckEnd: printCheck,

@@ -5,6 +5,8 @@ import { Client, request, type Dispatcher } from 'undici'
 export type SentRequest = {
   method: string
   url: string
+  /** Sent over this Unix socket (a sandboxed server has no network). */
+  socketPath?: string
   headers: Record<string, string>
   body?: string
 }
@@ -51,6 +53,12 @@ function flatten(headers: Record<string, string | string[] | undefined>): Record
   return out
 }
 
+/** A server's address: a URL, or a URL spoken over a Unix socket (with the agent that does so). */
+export type Endpoint = string | { url: string; socketPath: string; agent: Dispatcher }
+
+const urlOf = (to: Endpoint) => (typeof to === 'string' ? to : to.url)
+const socketOf = (to: Endpoint) => (typeof to === 'string' ? undefined : to.socketPath)
+
 export class HttpClient {
   /** Requests sent and not yet answered, oldest first: what a timed-out check was waiting for. */
   readonly pending = new Set<Exchange>()
@@ -60,13 +68,14 @@ export class HttpClient {
     private readonly signal?: AbortSignal,
   ) {}
 
-  async send(baseUrl: string, spec: RequestSpec, dispatcher?: Dispatcher): Promise<Reply> {
+  async send(to: Endpoint, spec: RequestSpec, dispatcher = typeof to === 'string' ? undefined : to.agent): Promise<Reply> {
     const body = spec.body === undefined ? undefined : typeof spec.body === 'string' ? spec.body : JSON.stringify(spec.body)
     const headers: Record<string, string> = {
       ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
       ...spec.headers,
     }
-    const sent: SentRequest = { method: spec.method ?? (body === undefined ? 'GET' : 'POST'), url: baseUrl + spec.path, headers, body }
+    const method = spec.method ?? (body === undefined ? 'GET' : 'POST')
+    const sent: SentRequest = { method, url: urlOf(to) + spec.path, socketPath: socketOf(to), headers, body }
     const started = performance.now()
     const exchange: Exchange = { request: sent, ms: 0 }
     this.pending.add(exchange)
@@ -97,13 +106,13 @@ export class HttpClient {
    * connections are opened and warmed first, then all requests are written in
    * one synchronous loop (a barrier, not a loop of awaits).
    */
-  async burst(baseUrl: string, specs: RequestSpec[], onReply?: (reply: Reply) => void): Promise<Reply[]> {
-    const clients = specs.map(() => new Client(baseUrl, { pipelining: 1 }))
+  async burst(to: Endpoint, specs: RequestSpec[], onReply?: (reply: Reply) => void): Promise<Reply[]> {
+    const clients = specs.map(() => new Client(urlOf(to), { pipelining: 1, socketPath: socketOf(to) }))
     try {
       await Promise.all(clients.map((c) => c.request({ method: 'GET', path: '/health' }).then((r) => r.body.text())))
       return await Promise.all(
         specs.map((spec, i) =>
-          this.send(baseUrl, spec, clients[i]).then((reply) => {
+          this.send(to, spec, clients[i]).then((reply) => {
             onReply?.(reply)
             return reply
           }),
@@ -118,7 +127,7 @@ export class HttpClient {
 /** A copy-pasteable command that sends the same bytes. */
 export function toCurl(req: SentRequest): string {
   const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`
-  const parts = ['curl -sS -i', `-X ${req.method}`, q(req.url)]
+  const parts = ['curl -sS -i', ...(req.socketPath ? [`--unix-socket ${q(req.socketPath)}`] : []), `-X ${req.method}`, q(req.url)]
   for (const [k, v] of Object.entries(req.headers)) parts.push(`-H ${q(`${k}: ${v}`)}`)
   if (req.body !== undefined) parts.push(`--data-raw ${q(req.body.length > 2_000 ? `${req.body.slice(0, 2_000)}…` : req.body)}`)
   return parts.join(' ')

@@ -38,9 +38,11 @@ export async function keepServer(server: ServerProcess, workspace: Workspace, ad
   const folders = workspace.keep()
   const log = join(workspace.tmp, 'kept-server.log')
   const out = openSync(log, 'a')
-  const child = spawn(process.execPath, serverArgs(server.options), {
-    cwd: serverCwd(server.options),
-    env: serverEnv(server.options, port),
+  // The learner's own server, kept for curl: on a port, outside any sandbox.
+  const options = { ...server.options, sandbox: undefined }
+  const child = spawn(process.execPath, serverArgs(options), {
+    cwd: serverCwd(options),
+    env: serverEnv(options, port),
     detached: true,
     stdio: ['ignore', out, out],
   })

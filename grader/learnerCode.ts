@@ -10,6 +10,14 @@ import { confinementArgs } from './confinement.ts'
 import { childEnv, signalGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
 import { CheckFailure } from './check.ts'
+import { exportSandbox, sandboxed } from './sandbox.ts'
+
+const SCRIPT = resolve(repoRoot, 'grader/callExport.ts')
+/** Set by each grade(): the grading's data folder (and TMPDIR) when the learner code it calls runs sandboxed. */
+let sandboxData: { dataDir: string; tmp?: string } | undefined
+export function sandboxExports(data: { dataDir: string; tmp?: string } | undefined) {
+  sandboxData = data
+}
 
 export type CallResult = { ok: true; value: unknown } | { ok: false; error: string }
 
@@ -23,18 +31,21 @@ export async function callLearnerExport(
   inputs: string[] | null,
   timeoutMs = 5_000,
 ): Promise<CallResult[]> {
-  const caller = resolve(repoRoot, 'grader/callExport.ts')
   const folder = dirname(file)
-  // Confined like the stage's server (confinement.ts), with a TMPDIR of its own for tsx's cache.
+  // A TMPDIR of its own for tsx's cache.
   const own = mkdtempSync(join(tmpdir(), 'idem-export-'))
+  const env = childEnv({ TMPDIR: own })
+  // Sandboxed when the grading is (sandbox.ts); otherwise confined like the
+  // stage's server (confinement.ts), so a computed path cannot read solutions/.
   const stage = Number(/^(\d+)-/.exec(basename(folder))?.[1] ?? Number.NaN)
-  const permissions = Number.isInteger(stage)
-    ? confinementArgs({ stage, readable: [folder, caller], writable: [own], cwd: folder })
-    : []
-  const child = spawn(process.execPath, [...permissions, '--import', 'tsx', caller], {
+  const permissions =
+    !sandboxData && Number.isInteger(stage) ? confinementArgs({ stage, readable: [folder, SCRIPT], writable: [own], cwd: folder }) : []
+  const sandbox = sandboxData ? exportSandbox(file, SCRIPT, sandboxData.dataDir, sandboxData.tmp) : undefined
+  const command = sandboxed(sandbox, env, [process.execPath, ...permissions, '--import', 'tsx', SCRIPT])
+  const child = spawn(command.file, command.args, {
     cwd: permissions.length ? folder : repoRoot,
     detached: true,
-    env: childEnv({ TMPDIR: own }),
+    env,
     stdio: ['pipe', 'pipe', 'pipe'],
   })
   track(child)

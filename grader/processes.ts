@@ -2,7 +2,8 @@
 // the grader: not on success, not on a thrown error, not on Ctrl-C.
 import type { ChildProcess } from 'node:child_process'
 
-const live = new Set<ChildProcess>()
+/** Each live child, with how long it gets to stop on a signal before SIGKILL. */
+const live = new Map<ChildProcess, number>()
 const cleanups = new Set<() => void>()
 
 /**
@@ -30,9 +31,10 @@ function installExitHook() {
   process.on('exit', killAll)
 }
 
-export function track(child: ChildProcess) {
+/** `shutdownGraceMs`: the time it gets after SIGTERM when we are interrupted (a grader child needs more: it stops servers of its own). */
+export function track(child: ChildProcess, shutdownGraceMs = 2_000) {
   installExitHook()
-  live.add(child)
+  live.set(child, shutdownGraceMs)
   child.once('exit', () => live.delete(child))
 }
 
@@ -58,19 +60,29 @@ export async function stopGroup(child: ChildProcess, graceMs = 1_500): Promise<v
 }
 
 function killAll() {
-  for (const child of live) signalGroup(child, 'SIGKILL')
+  for (const child of live.keys()) signalGroup(child, 'SIGKILL')
   for (const fn of cleanups) fn()
 }
 
 let installed = false
-/** For command-line tools: Ctrl-C and friends also kill every child first. */
+let stopping = false
+/**
+ * For command-line tools: Ctrl-C and friends stop every child first. They get
+ * SIGTERM and a moment, not SIGKILL at once: a child that is itself a grader
+ * (a roster's) then removes its own temp folders and overlays, and a server
+ * closes its database. A second signal while that runs changes nothing.
+ */
 export function installSignalCleanup() {
   if (installed) return
   installed = true
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => {
-      killAll()
-      process.exit(signal === 'SIGINT' ? 130 : 143)
+      if (stopping) return
+      stopping = true
+      void Promise.all([...live].map(([child, graceMs]) => stopGroup(child, graceMs))).finally(() => {
+        killAll()
+        process.exit(signal === 'SIGINT' ? 130 : 143)
+      })
     })
   }
 }

@@ -10,7 +10,9 @@ import { deniedSolutionRead, describeRefusals, findCopiedAnswers } from './copie
 import { course, stageByNumber, type Stage } from './course.ts'
 import { HttpClient, type Exchange } from './http.ts'
 import { keepServer, type KeptServer } from './keep.ts'
+import { sandboxExports } from './learnerCode.ts'
 import { Rng } from './rng.ts'
+import { stageSandbox } from './sandbox.ts'
 import { ServerProcess, ServerStartError } from './spawnServer.ts'
 import { failedToStart, notRun } from './startFailure.ts'
 import { describeSource, Workspace, type Source } from './workspace.ts'
@@ -71,6 +73,10 @@ export type GradeOptions = {
   onCheckEnd?: (result: CheckResult) => void
   /** Replace bank/main.ts (the grader's self-tests use scenario servers). */
   entry?: string
+  /** Run the learner's code in a sandbox (sandbox.ts); the CLI decides with sandboxPolicy(). */
+  sandbox?: boolean
+  /** The sandboxes' TMPDIR, kept between a learner's own gradings (default: one per grading). */
+  sandboxTmp?: string
 }
 
 export function rerunCommand(stage: number, seed: number, source: Source = { kind: 'starter' }): string {
@@ -94,6 +100,10 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
   let kept: KeptServer | undefined
   const stopEarly = options.stopAtFirstFailure || options.keep
 
+  const sandbox = options.sandbox
+    ? { ...stageSandbox(graded, [workspace.stageDir(graded)], [workspace.tmp]), tmp: options.sandboxTmp }
+    : undefined
+  sandboxExports(options.sandbox ? { dataDir: workspace.tmp, tmp: options.sandboxTmp } : undefined)
   const newServer = (dbPath: string, env: Record<string, string> = {}) =>
     new ServerProcess({
       stageDir: workspace.stageDir(graded),
@@ -102,7 +112,8 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       env,
       entry: options.entry,
       startTimeoutMs: options.startTimeoutMs,
-      confineAsStage: graded.number,
+      // The sandbox leaves solutions/ out altogether; without one, Node's permission model keeps it unreadable.
+      ...(sandbox ? { sandbox } : { confineAsStage: graded.number }),
     })
 
   // Before any server starts: a folder that loads the answer scores nothing.

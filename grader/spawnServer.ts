@@ -2,12 +2,14 @@
 // knows how to stop it, crash it and bring it back on the same database.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { dirname, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { request } from 'undici'
+import { Agent, request } from 'undici'
 import { confinementArgs } from './confinement.ts'
+import type { Endpoint } from './http.ts'
 import { childEnv, signalGroup, stopGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
+import { sandboxed, type SandboxSpec } from './sandbox.ts'
 
 export type ServerOptions = {
   stageDir: string
@@ -21,9 +23,12 @@ export type ServerOptions = {
   startTimeoutMs?: number
   /**
    * Run under Node's permission model as this stage's code (confinement.ts):
-   * it reads its own folder, bank/ and earlier stages' given/ only.
+   * it reads its own folder, bank/ and earlier stages' given/ only. Used when
+   * there is no sandbox; inside one, solutions/ is not there at all.
    */
   confineAsStage?: number
+  /** Run it in a sandbox (sandbox.ts): no network, so it listens on a Unix socket next to its database. */
+  sandbox?: SandboxSpec
 }
 
 export class ServerStartError extends Error {}
@@ -39,6 +44,9 @@ export function startCeilingMs(env: NodeJS.ProcessEnv = process.env): number {
   return env.LAB_START_TIMEOUT_S && seconds > 0 ? seconds * 1000 : 60_000
 }
 
+/** Every start gets a socket name of its own: a killed server leaves its socket file behind. */
+let sockets = 0
+
 /** Only what the server needs: a learner's server gets no secrets of ours. Port 0: the OS picks a free one. */
 export function serverEnv(options: ServerOptions, port = 0): Record<string, string> {
   return childEnv({
@@ -49,6 +57,7 @@ export function serverEnv(options: ServerOptions, port = 0): Record<string, stri
     LAB_ADMIN_TOKEN: options.adminToken,
     LAB_STAGE_DIR: options.stageDir,
     ...(options.confineAsStage === undefined ? {} : { TMPDIR: ownFolder(options) }),
+    ...(options.sandbox ? { LAB_SOCKET: join(ownFolder(options), `s${process.pid}-${++sockets}.sock`) } : {}),
     ...options.env,
   })
 }
@@ -57,6 +66,7 @@ const entryOf = (options: ServerOptions) => resolve(repoRoot, options.entry ?? '
 /** Its database's folder: also its TMPDIR (tsx's cache) when confined, so it writes nowhere else. */
 const ownFolder = (options: ServerOptions) => dirname(options.dbPath)
 
+/** The node arguments of the server (the permission model's flags first, when confined). */
 export function serverArgs(options: ServerOptions): string[] {
   const permissions =
     options.confineAsStage === undefined
@@ -73,11 +83,19 @@ export function serverArgs(options: ServerOptions): string[] {
 /** A confined server runs in its own stage folder: the course root is not readable to it. */
 export const serverCwd = (options: ServerOptions) => (options.confineAsStage === undefined ? repoRoot : options.stageDir)
 
-const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/
+
+/** The program and argv that start the server: node itself, or bwrap around it. */
+function serverCommand(options: ServerOptions, env: Record<string, string>): { file: string; args: string[] } {
+  const sandbox = options.sandbox && { ...options.sandbox, readOnly: [...options.sandbox.readOnly, dirname(entryOf(options))] }
+  return sandboxed(sandbox, env, [process.execPath, ...serverArgs(options)], { graceful: true })
+}
+const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+|unix:\S+)/
 const LOG_LIMIT = 64 * 1024
 
 export class ServerProcess {
   url = ''
+  /** Set when it listens on a Unix socket, with the agent that talks over it. */
+  private socket: { path: string; agent: Agent } | undefined
   private child: ChildProcess | undefined
   private logText = ''
   /** Output of the current process only: a restart must not find the old "listening on" line. */
@@ -110,6 +128,11 @@ export class ServerProcess {
     return Promise.race([once(child, 'exit').then(() => true), sleep(ms).then(() => false)])
   }
 
+  /** Where requests go: the URL, or the URL over its socket. */
+  get endpoint(): Endpoint {
+    return this.socket ? { url: this.url, socketPath: this.socket.path, agent: this.socket.agent } : this.url
+  }
+
   get pid(): number | undefined {
     return this.child?.pid
   }
@@ -134,9 +157,11 @@ export class ServerProcess {
   private async spawnAndWait(): Promise<void> {
     const { options } = this
     const timeoutMs = options.startTimeoutMs ?? startCeilingMs()
-    const child = spawn(process.execPath, serverArgs(options), {
+    const env = serverEnv(options)
+    const { file, args } = serverCommand(options, env)
+    const child = spawn(file, args, {
       cwd: serverCwd(options),
-      env: serverEnv(options),
+      env,
       detached: true, // its own process group, so stop() reaches grandchildren too
       stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -170,6 +195,12 @@ export class ServerProcess {
     const seconds = timeoutMs / 1000
     for (;;) {
       const match = LISTENING.exec(this.sinceStart)
+      if (match?.[1]!.startsWith('unix:')) {
+        void this.socket?.agent.close()
+        const path = match[1].slice('unix:'.length)
+        this.socket = { path, agent: new Agent({ connect: { socketPath: path } }) }
+        return 'http://localhost'
+      }
       if (match) return match[1]!
       if (!this.alive)
         throw new ServerStartError(`the server ${this.unexpectedExit ?? 'exited'} before it listened.\n${this.logTail()}`)
@@ -187,7 +218,7 @@ export class ServerProcess {
     while (Date.now() < deadline) {
       if (!this.alive) throw new ServerStartError(`the server ${this.unexpectedExit} while starting.\n${this.logTail()}`)
       try {
-        const res = await request(`${this.url}/health`, { headersTimeout: 1_000, bodyTimeout: 1_000 })
+        const res = await request(`${this.url}/health`, { dispatcher: this.socket?.agent, headersTimeout: 1_000, bodyTimeout: 1_000 })
         const text = await res.body.text()
         if (res.statusCode === 200) return
         last = `HTTP ${res.statusCode}: ${text.slice(0, 200)}`

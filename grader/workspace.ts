@@ -5,6 +5,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { ScanTarget } from './copiedAnswers.ts'
+import { quote } from 'shell-quote'
 import type { Stage } from './course.ts'
 import { onCleanup } from './processes.ts'
 import { repoRoot } from './paths.ts'
@@ -12,8 +13,9 @@ import { repoRoot } from './paths.ts'
 /** Which copy of the learner files to grade. */
 export type Source = { kind: 'starter' } | { kind: 'solution' } | { kind: 'dir'; path: string }
 
+/** The options that name `source`, shell-quoted: a folder name is the learner's choice, and gets pasted into a shell. */
 export function describeSource(source: Source): string {
-  return source.kind === 'starter' ? '' : source.kind === 'solution' ? ' --solution' : ` --dir ${source.path}`
+  return source.kind === 'starter' ? '' : source.kind === 'solution' ? ' --solution' : ` ${quote(['--dir', source.path])}`
 }
 
 export class Workspace {

@@ -5,10 +5,11 @@
 // forever when loaded: the suspected-duplicates check then waits up to 5 s on
 // that child process, with the server alive. The test interrupts inside that
 // window, never by guessing a delay.
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { stageByNumber } from '#grader/course.ts'
+import { repoRoot } from '#grader/paths.ts'
 import { startGradeCli } from './helpers/cli.ts'
 import { descendantsOf, leftoverAfter, processesWithMarker, stillRunning, waitFor } from './helpers/procs.ts'
 import { scratchDir } from './helpers/scratch.ts'
@@ -17,7 +18,9 @@ const stage0 = stageByNumber(0)
 const scratch = scratchDir('interrupt')
 const checkout = join(scratch.path, 'checkout')
 mkdirSync(join(checkout, 'stages', stage0.folder), { recursive: true })
-writeFileSync(join(checkout, 'stages', stage0.folder, 'suspectedDuplicates.ts'), 'while (true) {}\nexport const SUSPECTED_DUPLICATES_SQL = ""\n')
+// The marker comment finds this file's copies in .lab/work overlays.
+const MARKER = `// overlay-marker ${process.pid}-${Date.now()}`
+writeFileSync(join(checkout, 'stages', stage0.folder, 'suspectedDuplicates.ts'), `${MARKER}\nwhile (true) {}\nexport const SUSPECTED_DUPLICATES_SQL = ""\n`)
 
 afterAll(async () => {
   const left = await leftoverAfter(() => processesWithMarker(scratch.path))
@@ -29,11 +32,14 @@ afterAll(async () => {
 async function gradeStuckInLearnerCode(runTmp: string) {
   const run = startGradeCli(['0', '--dir', checkout, '--seed', '3'], runTmp)
   await waitFor(() => (run.output().includes('[auth-and-ownership]') ? true : undefined), 'the first five checks', 20_000)
+  // Each runs as the leader of a process group; sandboxed (bwrap), the group
+  // also holds the sandbox's init and the Node process inside.
+  const leader = (p: { pid: number; pgrp: number }) => p.pgrp === p.pid
   const learnerChild = await waitFor(
-    () => descendantsOf(run.child.pid!).find((p) => p.cmdline.includes('grader/callExport.ts')),
+    () => descendantsOf(run.child.pid!).find((p) => p.cmdline.includes('grader/callExport.ts') && leader(p)),
     'the child running the learner file',
   )
-  const servers = processesWithMarker(runTmp).filter((p) => p.cmdline.includes('bank/main.ts'))
+  const servers = processesWithMarker(runTmp).filter((p) => p.cmdline.includes('bank/main.ts') && leader(p))
   expect(servers, 'exactly one server is running').toHaveLength(1)
   return { run, server: servers[0]!, learnerChild, all: descendantsOf(run.child.pid!) }
 }
@@ -69,5 +75,46 @@ describe('interrupting the grader', () => {
     expect(exit.stdout, 'the grade stopped at once').not.toMatch(/PASSED|FAILED/)
     expect(exit.code === 0, exit.stdout + exit.stderr).toBe(false)
     expect(await leftoverAfter(() => [server, learnerChild, ...all].filter(stillRunning))).toEqual([])
+  })
+})
+
+/** What a run left behind: processes marked with its TMPDIR, folders in that TMPDIR, overlays of its checkout. */
+async function leftBehind(runTmp: string) {
+  const processes = (await leftoverAfter(() => processesWithMarker(runTmp))).map((p) => `${p.pid} ${p.cmdline}`)
+  // tsx keeps its compile cache in TMPDIR on every run, interrupted or not.
+  const tempFolders = readdirSync(runTmp).filter((name) => !name.startsWith('tsx-'))
+  const work = resolve(repoRoot, '.lab', 'work')
+  const overlays = (existsSync(work) ? readdirSync(work) : []).filter((run) => {
+    const file = join(work, run, stage0.folder, 'suspectedDuplicates.ts')
+    return existsSync(file) && readFileSync(file, 'utf8').startsWith(MARKER)
+  })
+  return { processes, tempFolders, overlays }
+}
+
+/** Starts `command` in its own process group, waits for one of its bank servers, then sends the group SIGINT. */
+async function interruptOnceServing(command: string[], label: string) {
+  const runTmp = join(scratch.path, label)
+  mkdirSync(runTmp)
+  const run = startGradeCli([], runTmp, command)
+  await waitFor(() => processesWithMarker(runTmp).find((p) => p.cmdline.includes('bank/main.ts')), `a bank server of ${label}`, 60_000)
+  process.kill(-run.child.pid!, 'SIGINT')
+  const exit = await run.done
+  expect(exit.code === 0, exit.stdout + exit.stderr).toBe(false)
+  return runTmp
+}
+
+describe('Ctrl-C leaves no process, no temp folder and no overlay', () => {
+  it.each([
+    ['grade', ['npm', 'run', '--silent', 'grade', '--', '0', '--dir', checkout, '--seed', '3']],
+    ['grade --roster', ['npm', 'run', '--silent', 'grade', '--', '0', '--roster', 'ROSTER', '--store', 'STORE', '--seed', '3']],
+    ['replay', ['npm', 'run', '--silent', 'replay', '--', '0', '--dir', checkout]],
+    ['npm test', ['npm', 'test', '--silent', '--', 'test/bank.contract.test.ts']],
+  ])('%s', async (label, template) => {
+    const roster = join(scratch.path, `roster-${label.replaceAll(/\W/g, '')}`)
+    mkdirSync(roster)
+    cpSync(checkout, join(roster, 'learner'), { recursive: true })
+    const command = template.map((arg) => (arg === 'ROSTER' ? roster : arg === 'STORE' ? join(roster, 'grades.sqlite') : arg))
+    const runTmp = await interruptOnceServing(command, label.replaceAll(/\W/g, ''))
+    expect(await leftBehind(runTmp)).toEqual({ processes: [], tempFolders: [], overlays: [] })
   })
 })

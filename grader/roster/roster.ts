@@ -11,7 +11,7 @@ import pLimit from 'p-limit'
 import type { Stage } from '../course.ts'
 import { ResultsStore, DEFAULT_STORE } from './store.ts'
 import { killMarked } from './strays.ts'
-import { gradeSubmission, type SubmissionResult } from './submission.ts'
+import { gradeSubmission, overlaysOf, removeOverlays, type SubmissionResult } from './submission.ts'
 
 export const DEFAULT_TIME_LIMIT_S = 300
 const MEMORY_MB = 512
@@ -26,6 +26,8 @@ export type RosterOptions = {
   store?: string
   timeLimitMs?: number
   jobs?: number
+  /** Each checkout's servers run sandboxed (sandboxPolicy() decides). */
+  sandbox: boolean
 }
 
 export class RosterError extends Error {}
@@ -55,9 +57,10 @@ export async function gradeRoster(o: RosterOptions): Promise<number> {
   const store = new ResultsStore(o.store ?? DEFAULT_STORE)
   const batchDir = mkdtempSync(join(tmpdir(), 'idem-roster-'))
   const workDirs = jobsToRun.map((_, i) => join(batchDir, String(i)))
-  // Ctrl-C: processes.ts kills the grader children; this gets what they started.
+  // Ctrl-C: processes.ts stops the grader children; this gets what they
+  // started, and the overlays of a grader that had to be killed.
   const sweep = () => {
-    workDirs.forEach((dir) => killMarked(join(dir, 'home')))
+    workDirs.forEach((dir) => removeOverlays(overlaysOf(killMarked(join(dir, 'home')))))
     rmSync(batchDir, { recursive: true, force: true })
   }
   process.on('exit', sweep)
@@ -65,7 +68,8 @@ export async function gradeRoster(o: RosterOptions): Promise<number> {
   const which = o.stages.length === 1 ? `at stage ${o.stages[0]!.number} · ${o.stages[0]!.title}` : `stages ${o.stages.map((s) => s.number).join(', ')}`
   console.log(
     chalk.bold(`\nGrading ${submissions.length} checkouts, ${which}`) +
-      chalk.dim(`  (seed ${o.seed}, ${jobs} at a time, ${timeLimitMs / 1000} s per stage at most)`),
+      chalk.dim(`  (seed ${o.seed}, ${jobs} at a time, ${timeLimitMs / 1000} s per stage at most)`) +
+      (o.sandbox ? chalk.dim(' · sandboxed') : chalk.yellow(' · NOT sandboxed (--no-sandbox)')),
   )
   const started = performance.now()
   const limit = pLimit(jobs)
@@ -78,6 +82,7 @@ export async function gradeRoster(o: RosterOptions): Promise<number> {
           timeLimitMs,
           memoryMb: MEMORY_MB,
           workDir: workDirs[i]!,
+          sandbox: o.sandbox,
         })
         store.record({ learner: done.learner, gradedAt: done.gradedAt, outcome: done.outcome, reason: done.reason, origin: `roster ${o.roster}`, result: done.result })
         printLine(done)

@@ -1,11 +1,15 @@
 // Grades one learner's checkout in a grader child process of its own:
-// `node --import tsx grader/cli.ts <stage> --dir <checkout> --seed N --json F`.
+// `node --import tsx grader/cli.ts <stage> --dir <checkout> --seed N --sandbox --json-fd 3`.
+// The child never loads learner code (its servers do, sandboxed), and its
+// result comes back over a pipe on fd 3: not through a file, which a process
+// of the submission might find and rewrite. A socket pair cannot be reopened
+// through /proc, and the child's own children do not inherit it.
 // `--dir` lays only the manifest's learner files over this course's own copy
 // (workspace.ts). Around that, this file adds what a batch needs: a process
 // group, a wall-time limit, a memory cap, a stripped environment, and a result
 // for every check even when the child never writes one.
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, rmSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { checksFor } from '../checks/index.ts'
@@ -15,7 +19,7 @@ import { stopGroup, track } from '../processes.ts'
 import { rerunCommand } from '../runner.ts'
 import { parseGradeResult, type GradeSummary } from './resultSchema.ts'
 import type { Outcome } from './store.ts'
-import { findMarked, killMarked } from './strays.ts'
+import { findMarked, killMarked, type Marked } from './strays.ts'
 
 export type SubmissionOptions = {
   learner: string
@@ -27,6 +31,8 @@ export type SubmissionOptions = {
   memoryMb: number
   /** A private folder for this submission; removed afterwards. */
   workDir: string
+  /** Its servers run sandboxed (the child is told to insist on it). */
+  sandbox: boolean
 }
 
 export type SubmissionResult = {
@@ -50,15 +56,14 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
   const home = join(o.workDir, 'home')
   const tmp = join(o.workDir, 'tmp')
   for (const dir of [home, tmp]) mkdirSync(dir, { recursive: true })
-  const jsonFile = join(o.workDir, 'result.json')
 
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', CLI, String(o.stage.number), '--dir', o.checkout, '--seed', String(o.seed), '--json', jsonFile],
+    ['--import', 'tsx', CLI, String(o.stage.number), '--dir', o.checkout, '--seed', String(o.seed), o.sandbox ? '--sandbox' : '--no-sandbox', '--json-fd', '3'],
     {
       cwd: repoRoot,
       detached: true, // a process group of its own, killed as a whole at the time limit
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       // Nothing of the instructor's environment: no tokens, no real HOME. The
       // private HOME also marks every process this grading starts (strays.ts).
       env: {
@@ -69,16 +74,21 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
       },
     },
   )
-  track(child)
+  // Interrupted, it gets time to stop its servers (2 s each at most) and remove its overlay.
+  track(child, 5_000)
   let log = ''
   const keep = (chunk: Buffer) => (log = (log + chunk.toString('utf8')).slice(-LOG_LIMIT))
   child.stdout!.on('data', keep)
   child.stderr!.on('data', keep)
+  const resultChunks: Buffer[] = []
+  child.stdio[3]!.on('data', (chunk: Buffer) => resultChunks.push(chunk))
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
     child.once('exit', (code, signal) => done({ code, signal })),
   )
   // Output may trail the exit a little; a stray holding the pipe must not stall us.
   const drained = new Promise((done) => child.once('close', done))
+  // Only the child holds its end of fd 3: it closes when the child exits.
+  const resultEnd = new Promise((done) => child.stdio[3]!.once('close', done))
 
   let timedOut = false
   let overlays: string[] = []
@@ -86,14 +96,15 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
     timedOut = true
     // Note the overlay folders before the servers that name them are killed:
     // a grader stopped from outside cannot remove its own.
-    overlays = findMarked(home).flatMap((m) => (m.stageDir ? [dirname(m.stageDir)] : []))
+    overlays = overlaysOf(findMarked(home))
     void stopGroup(child, 1_000)
   }, o.timeLimitMs)
   const { code, signal } = await exited
   clearTimeout(timer)
   await Promise.race([drained, sleep(500)])
+  await Promise.race([resultEnd, sleep(2_000)])
   killMarked(home) // servers and export children the grader could not stop
-  const written = !timedOut && (code === 0 || code === 1) ? readResult(jsonFile, o.learner) : undefined
+  const written = !timedOut && (code === 0 || code === 1) ? readResult(Buffer.concat(resultChunks).toString('utf8'), o.learner) : undefined
   cleanUp(o.workDir, overlays)
   const wallMs = Math.round(performance.now() - started)
   const base = { learner: o.learner, checkout: o.checkout, gradedAt, wallMs }
@@ -108,10 +119,9 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
   return { ...base, outcome: 'grader failed', reason, result: zeroResult(o, 'error', reason, wallMs) }
 }
 
-function readResult(file: string, learner: string): { result: GradeSummary; raw: unknown } | { error: string } {
-  if (!existsSync(file)) return { error: 'it wrote no result file' }
+function readResult(text: string, learner: string): { result: GradeSummary; raw: unknown } | { error: string } {
+  if (!text) return { error: 'it sent no result' }
   try {
-    const text = readFileSync(file, 'utf8')
     return { result: parseGradeResult(text, learner), raw: JSON.parse(text) }
   } catch (error) {
     return { error: (error as Error).message }
@@ -144,6 +154,13 @@ function lastLines(log: string, lines = 6): string {
 
 function cleanUp(workDir: string, overlays: string[]) {
   rmSync(workDir, { recursive: true, force: true })
+  removeOverlays(overlays)
+}
+
+/** The overlay folders servers named (their LAB_STAGE_DIR's parent): for a grader that was killed before it removed its own. */
+export const overlaysOf = (marked: Marked[]) => marked.flatMap((m) => (m.stageDir ? [dirname(m.stageDir)] : []))
+
+export function removeOverlays(overlays: string[]) {
   const work = resolve(repoRoot, '.lab', 'work')
   for (const dir of new Set(overlays)) {
     // Only the grader's own overlay folders (.lab/work/run-*), whatever a process claimed.

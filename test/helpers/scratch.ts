@@ -4,13 +4,16 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { onCleanup } from '#grader/processes.ts'
 import { grade, type GradeOptions, type GradeResult } from '#grader/runner.ts'
 
 const systemTmp = tmpdir()
 
 export function scratchDir(label: string): { path: string; dispose(): void } {
   const path = mkdtempSync(join(systemTmp, `idem-lab-test-${label}-`))
-  return { path, dispose: () => rmSync(path, { recursive: true, force: true }) }
+  // Also removed when the test run is interrupted (stopOnSignal.ts).
+  const forget = onCleanup(() => rmSync(path, { recursive: true, force: true }))
+  return { path, dispose: () => (forget(), rmSync(path, { recursive: true, force: true })) }
 }
 
 /**

@@ -1,0 +1,143 @@
+// The trust boundary of grading: the grader is trusted, the code it grades is
+// not. Learner code only runs in a bank server or in the short-lived child
+// that calls a learner export, and on Linux each of those runs in a
+// bubblewrap sandbox (Debian's `bubblewrap`), built here:
+//   - its own PID namespace, killed with its init when bwrap's parent goes
+//     (--die-with-parent): nothing it starts outlives it, and /proc shows no
+//     process of ours (no environ, no fd/1 of the grader's terminal);
+//   - no network at all (--unshare-net): the grader reaches the server over a
+//     Unix socket in the server's data folder (bank/main.ts, LAB_SOCKET);
+//   - a root of its own with read-only binds of exactly what Node needs (the
+//     node binary, the system libraries) and what the course runs (bank/,
+//     node_modules, package.json, tsconfig.json, the learner's stage folder,
+//     the given/ pieces of the earlier stages it builds on), one writable folder for
+//     the database files, a private /tmp, and only the environment we give.
+// No solutions/ at all, no other checkout, no HOME, no results.
+import { spawnSync } from 'node:child_process'
+import { accessSync, constants, existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync } from 'node:fs'
+import { basename, delimiter, dirname, join, resolve } from 'node:path'
+import type { Stage } from './course.ts'
+import { course } from './course.ts'
+import { repoRoot } from './paths.ts'
+
+export type SandboxSpec = {
+  /** Files and folders it may read, besides Node, the system libraries and the course runtime. */
+  readOnly: string[]
+  /** Folders it may write (the database folder; it also holds the server's socket). */
+  writable: string[]
+  /** Its TMPDIR (writable), when kept between gradings; by default one per grading, in the first writable folder. */
+  tmp?: string
+}
+
+export class SandboxUnavailableError extends Error {}
+
+/** Where bwrap is and whether it can build a sandbox here; probed once. */
+let probed: { path?: string; problem?: string } | undefined
+
+export function findBwrap(): { path?: string; problem?: string } {
+  if (probed) return probed
+  const path = (process.env.PATH ?? '/usr/bin:/bin')
+    .split(delimiter)
+    .map((dir) => join(dir, 'bwrap'))
+    .find((file) => {
+      try {
+        accessSync(file, constants.X_OK)
+        return true
+      } catch {
+        return false
+      }
+    })
+  if (!path) return (probed = { problem: 'bwrap (bubblewrap) is not installed' })
+  // Installed is not enough: a container without user namespaces refuses to build one.
+  const run = spawnSync(path, ['--unshare-all', '--ro-bind', '/', '/', '--', 'true'], { encoding: 'utf8', timeout: 10_000 })
+  if (run.status !== 0) return (probed = { problem: `bwrap cannot build a sandbox here: ${(run.stderr || String(run.error)).trim()}` })
+  return (probed = { path })
+}
+
+/**
+ * Whether this grading runs learner code sandboxed. A roster runs other
+ * people's code: it refuses to go on without a sandbox unless told so.
+ */
+export function sandboxPolicy(o: { roster: boolean; noSandbox: boolean }): boolean {
+  if (o.noSandbox) return false
+  const { path, problem } = findBwrap()
+  if (path) return true
+  if (o.roster)
+    throw new SandboxUnavailableError(
+      `grading a roster runs code you did not write, and it runs in a bubblewrap sandbox: ${problem}.\n` +
+        'Install it (sudo apt-get install bubblewrap), or pass --no-sandbox to grade without one, knowingly ' +
+        '(docs/instructors.md says what that allows).',
+    )
+  return false
+}
+
+/**
+ * What a sandboxed process of a stage may read: the learner's folder and
+ * the given/ pieces of the earlier stages, which each stage builds on
+ * (confinement.ts allows the same). No solutions/ at all.
+ */
+export function stageSandbox(stage: Stage, learnerDirs: string[], writable: string[] = []): SandboxSpec {
+  const earlier = course.stages.filter((s) => s.number < stage.number).map((s) => resolve(repoRoot, 'given', s.folder))
+  return { readOnly: [...learnerDirs, ...earlier], writable }
+}
+
+/** Course files every sandboxed process runs on. */
+const RUNTIME = ['bank', 'node_modules', 'package.json', 'tsconfig.json']
+/** System libraries Node links against; /usr/bin, /etc and /home stay out. */
+const LIBRARIES = ['/lib', '/lib64', '/usr/lib', '/usr/lib64']
+
+/**
+ * What the child that calls a learner export may read: the file's stage
+ * folder and the earlier stages' given/ pieces. It may write the grading's data folder,
+ * as that grading's servers do (for the shared TMPDIR).
+ */
+export function exportSandbox(file: string, script: string, dataDir: string, tmp?: string): SandboxSpec {
+  const stage = course.stages.find((s) => s.folder === basename(dirname(file)))
+  const own = [dirname(file), script]
+  return { ...(stage ? stageSandbox(stage, own, [dataDir]) : { readOnly: own, writable: [dataDir] }), tmp }
+}
+
+/**
+ * The argv that runs `command` with exactly `env`: inside the sandbox when
+ * there is a spec. `graceful`: SIGTERM reaches the command (a server that
+ * shuts down cleanly) instead of ending bwrap, and with it everything, at once.
+ */
+export function sandboxed(
+  spec: SandboxSpec | undefined,
+  env: Record<string, string>,
+  command: string[],
+  o: { graceful?: boolean } = {},
+): { file: string; args: string[] } {
+  if (!spec) return { file: command[0]!, args: command.slice(1) }
+  const bwrap = findBwrap().path
+  if (!bwrap) throw new SandboxUnavailableError(findBwrap().problem)
+  const args = ['--unshare-all', '--die-with-parent', '--cap-drop', 'ALL', '--clearenv', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp']
+  for (const dir of LIBRARIES.filter((d) => existsSync(d))) {
+    // Merged /usr: /lib is a symlink to usr/lib, and must stay one.
+    if (lstatSync(dir).isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir)
+    else args.push('--ro-bind', dir, dir)
+  }
+  args.push('--ro-bind', realpathSync(process.execPath), process.execPath)
+  // node_modules may be a symlink (a worktree shares one): bind what it points
+  // to at the path the code resolves.
+  for (const path of [...RUNTIME.map((p) => resolve(repoRoot, p)), ...spec.readOnly])
+    if (existsSync(path)) args.push('--ro-bind', realpathSync(path), path)
+  // TMPDIR holds tsx's compile cache: shared by the servers and export
+  // children of one grading (or kept for a learner's own runs), so that each
+  // does not compile the bank from nothing, which takes seconds on a busy
+  // machine. Never the grader's own cache, and never another grading's.
+  const tmp = spec.tmp ?? (spec.writable[0] ? join(spec.writable[0], '.tmp') : '/tmp')
+  if (tmp !== '/tmp') mkdirSync(tmp, { recursive: true })
+  for (const dir of spec.tmp ? [...spec.writable, spec.tmp] : spec.writable) args.push('--bind', realpathSync(dir), dir)
+  // HOME is the private /tmp: the host's paths do not exist in there.
+  const inside = { ...env, PATH: dirname(process.execPath), HOME: '/tmp', TMPDIR: tmp }
+  for (const [name, value] of Object.entries(inside)) args.push('--setenv', name, value)
+  args.push('--chdir', repoRoot, '--', ...command)
+  if (!o.graceful) return { file: bwrap, args }
+  // bwrap dies of SIGTERM at once and takes the sandbox with it. Ignored
+  // (inherited over exec; the server's own handlers replace it), the group's
+  // SIGTERM reaches the server's graceful shutdown, and bwrap exits with it.
+  // Not for a process without handlers: it would ignore SIGTERM too.
+  return { file: '/bin/sh', args: ['-c', 'trap "" TERM INT HUP; exec "$0" "$@"', bwrap, ...args] }
+}
+
