@@ -77,10 +77,11 @@ export class ServerProcess {
       ...options.env,
     })
     const entry = resolve(repoRoot, options.entry ?? 'bank/main.ts')
-    const confined = options.confineAsStage !== undefined
+    // The grader's own scenario servers (entry) are not learner code: not confined.
+    const confined = options.confineAsStage !== undefined && options.entry === undefined
     const own = dirname(options.dbPath) // its database, and tsx's cache (TMPDIR): nobody else's
     const permissions = confined
-      ? confinementArgs({ stage: options.confineAsStage!, readable: [options.stageDir, dirname(entry)], writable: [own], cwd: options.stageDir })
+      ? confinementArgs({ stage: options.confineAsStage!, readable: [options.stageDir], writable: [own], cwd: options.stageDir })
       : []
     const child = spawn(process.execPath, [...permissions, '--import', 'tsx', entry], {
       cwd: confined ? options.stageDir : repoRoot,
