@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import { deniedSolutionRead } from './copiedAnswers.ts'
 import { confinementArgs } from './confinement.ts'
-import { childEnv, signalGroup, track } from './processes.ts'
+import { childEnv, onCleanup, signalGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
 import { CheckFailure } from './check.ts'
 import { exportSandbox, sandboxed } from './sandbox.ts'
@@ -33,7 +33,7 @@ export async function callLearnerExport(
 ): Promise<CallResult[]> {
   const folder = dirname(file)
   // A TMPDIR of its own for tsx's cache.
-  const own = mkdtempSync(join(tmpdir(), 'idem-export-'))
+  const own = exportTmp()
   const env = childEnv({ TMPDIR: own })
   // Sandboxed when the grading is (sandbox.ts); otherwise confined like the
   // stage's server (confinement.ts), so a computed path cannot read solutions/.
@@ -57,7 +57,6 @@ export async function callLearnerExport(
   const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), timeoutMs)
   const code = await new Promise<number | null>((done) => child.once('close', done))
   clearTimeout(timer)
-  rmSync(own, { recursive: true, force: true })
   const denied = code === null ? undefined : deniedSolutionRead(`stages/${basename(folder)}/${basename(file)}`, err)
   if (denied) throw new CheckFailure(denied)
   if (code !== 0)
@@ -67,4 +66,21 @@ export async function callLearnerExport(
         : `loading ${file} failed:\n${err.trim().split('\n').slice(0, 12).join('\n')}`,
     )
   return JSON.parse(out) as CallResult[]
+}
+
+let tmp: string | undefined
+
+/**
+ * One private TMPDIR per grader process for the export calls: tsx's cache
+ * stays warm from one call to the next (a cold one costs seconds of the
+ * call's time limit on a busy machine), and learner code never writes into
+ * the cache the grader itself uses.
+ */
+function exportTmp(): string {
+  if (!tmp) {
+    const dir = mkdtempSync(join(tmpdir(), 'idem-export-'))
+    onCleanup(() => rmSync(dir, { recursive: true, force: true }))
+    tmp = dir
+  }
+  return tmp
 }

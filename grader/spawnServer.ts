@@ -56,12 +56,14 @@ export function serverEnv(options: ServerOptions, port = 0): Record<string, stri
     LAB_DB: options.dbPath,
     LAB_ADMIN_TOKEN: options.adminToken,
     LAB_STAGE_DIR: options.stageDir,
-    ...(options.confineAsStage === undefined ? {} : { TMPDIR: ownFolder(options) }),
+    ...(confinedStage(options) === undefined ? {} : { TMPDIR: ownFolder(options) }),
     ...(options.sandbox ? { LAB_SOCKET: join(ownFolder(options), `s${process.pid}-${++sockets}.sock`) } : {}),
     ...options.env,
   })
 }
 
+/** The grader's own scenario servers (entry) are not learner code: never confined. */
+const confinedStage = (options: ServerOptions) => (options.entry === undefined ? options.confineAsStage : undefined)
 const entryOf = (options: ServerOptions) => resolve(repoRoot, options.entry ?? 'bank/main.ts')
 /** Its database's folder: also its TMPDIR (tsx's cache) when confined, so it writes nowhere else. */
 const ownFolder = (options: ServerOptions) => dirname(options.dbPath)
@@ -69,11 +71,11 @@ const ownFolder = (options: ServerOptions) => dirname(options.dbPath)
 /** The node arguments of the server (the permission model's flags first, when confined). */
 export function serverArgs(options: ServerOptions): string[] {
   const permissions =
-    options.confineAsStage === undefined
+    confinedStage(options) === undefined
       ? []
       : confinementArgs({
-          stage: options.confineAsStage,
-          readable: [options.stageDir, dirname(entryOf(options))],
+          stage: confinedStage(options)!,
+          readable: [options.stageDir],
           writable: [ownFolder(options)],
           cwd: options.stageDir,
         })
@@ -81,7 +83,7 @@ export function serverArgs(options: ServerOptions): string[] {
 }
 
 /** A confined server runs in its own stage folder: the course root is not readable to it. */
-export const serverCwd = (options: ServerOptions) => (options.confineAsStage === undefined ? repoRoot : options.stageDir)
+export const serverCwd = (options: ServerOptions) => (confinedStage(options) === undefined ? repoRoot : options.stageDir)
 
 
 /** The program and argv that start the server: node itself, or bwrap around it. */

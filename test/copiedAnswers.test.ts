@@ -3,10 +3,12 @@
 // path, by a path computed at run time (Node's permission model stops that
 // one), by a symbolic link, by import()/require() with a literal, or by
 // re-exporting the given/ piece that is the stage's own answer.
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { findCopiedAnswers } from '#grader/copiedAnswers.ts'
+import { confinementArgs } from '#grader/confinement.ts'
+import { deniedSolutionRead, findCopiedAnswers } from '#grader/copiedAnswers.ts'
 import { stageByNumber } from '#grader/course.ts'
 import { repoRoot } from '#grader/paths.ts'
 import { gradeIn, scratchDir } from './helpers/scratch.ts'
@@ -42,7 +44,10 @@ describe('grading a checkout that copies the answer', () => {
         "export const { createLayer } = await import(parts.join('/'))",
         '',
       ].join('\n'),
-      message: 'stages/05-scope-ttl imports the reference solution (at run time it tried to read solutions/05-scope-ttl/idempotency.ts',
+      // Whether its server is stopped by the denied read or, on a loaded
+      // machine, by the start-up limit first, it scores 0; the message of the
+      // denied read is tested on its own below, without a time limit.
+      message: '',
     },
   ]
 
@@ -52,6 +57,28 @@ describe('grading a checkout that copies the answer', () => {
     expect(result.score).toBe(0)
     expect(result.checks.length).toBeGreaterThan(0)
     for (const c of result.checks) expect(c.message, c.id).toContain(cheat.message)
+  })
+
+  it("a computed path is denied by Node's permission model, and reported as a copied answer", async () => {
+    // Where the grader runs a checkout's folder from (.lab/work/…), which the cheat's path arithmetic expects.
+    const overlay = join(repoRoot, '.lab', 'work', `computed-${process.pid}`)
+    const folder = join(overlay, stageByNumber(5).folder)
+    mkdirSync(folder, { recursive: true })
+    writeFileSync(join(folder, 'idempotency.ts'), cheats[2]!.text)
+    const own = join(scratch.path, 'computed-direct-tmp')
+    mkdirSync(own)
+    const { code, log } = await new Promise<{ code: number | null; log: string }>((done) => {
+      const args = [...confinementArgs({ stage: 5, readable: [folder], writable: [own], cwd: folder }), '--import', 'tsx', join(folder, 'idempotency.ts')]
+      const child = spawn(process.execPath, args, { cwd: folder, env: { PATH: process.env.PATH ?? '', TMPDIR: own } })
+      let text = ''
+      child.stderr.on('data', (c: Buffer) => (text += c))
+      child.on('close', (c) => done({ code: c, log: text }))
+    })
+    rmSync(overlay, { recursive: true, force: true })
+    expect(code, log).not.toBe(0)
+    expect(deniedSolutionRead('stages/05-scope-ttl', log), log).toBe(
+      'stages/05-scope-ttl imports the reference solution (at run time it tried to read solutions/05-scope-ttl/idempotency.ts, which the grader does not let it read)',
+    )
   })
 })
 
