@@ -8,6 +8,10 @@ const { file, name, inputs } = JSON.parse(Buffer.concat(chunks).toString('utf8')
   name: string
   inputs: string[] | null
 }
+// The parent's time limit for the learner's code starts here, not at spawn.
+// Flushed before the import: a learner file that loops forever blocks the
+// event loop, and pipes are asynchronous outside Linux.
+await new Promise((done) => process.stdout.write('ready\n', done))
 const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>
 const exported = mod[name]
 let results: unknown[]

@@ -11,6 +11,7 @@ import { childEnv, onCleanup, signalGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
 import { CheckFailure } from './check.ts'
 import { exportSandbox, sandboxed } from './sandbox.ts'
+import { startCeilingMs } from './spawnServer.ts'
 
 const SCRIPT = resolve(repoRoot, 'grader/callExport.ts')
 /** Set by each grade(): the grading's data folder (and TMPDIR) when the learner code it calls runs sandboxed. */
@@ -19,11 +20,16 @@ export function sandboxExports(data: { dataDir: string; tmp?: string } | undefin
   sandboxData = data
 }
 
+/** The child's first line, written once tsx runs and before the learner file loads (callExport.ts). */
+const READY = 'ready\n'
+
 export type CallResult = { ok: true; value: unknown } | { ok: false; error: string }
 
 /**
  * `inputs` are JSON texts, parsed in the child (JSON.parse('-0') keeps -0 and
  * lone surrogates survive as escapes). With `inputs` null, returns the export itself.
+ * `timeoutMs` is the learner code's own time: it starts when the child says
+ * it is ready, so a machine slow to start tsx is never "an endless loop".
  */
 export async function callLearnerExport(
   file: string,
@@ -54,18 +60,29 @@ export async function callLearnerExport(
   child.stdout.on('data', (c: Buffer) => (out += c))
   child.stderr.on('data', (c: Buffer) => (err += c))
   child.stdin.end(JSON.stringify({ file, name, inputs }))
-  const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), timeoutMs)
+  const kill = () => signalGroup(child, 'SIGKILL')
+  const starting = startCeilingMs()
+  let ready = false
+  let timer = setTimeout(kill, starting)
+  child.stdout.on('data', () => {
+    if (ready || !out.startsWith(READY)) return
+    ready = true
+    clearTimeout(timer)
+    timer = setTimeout(kill, timeoutMs)
+  })
   const code = await new Promise<number | null>((done) => child.once('close', done))
   clearTimeout(timer)
   const denied = code === null ? undefined : deniedSolutionRead(`stages/${basename(folder)}/${basename(file)}`, err)
   if (denied) throw new CheckFailure(denied)
   if (code !== 0)
     throw new CheckFailure(
-      code === null
-        ? `calling ${name} from ${file} did not finish within ${timeoutMs} ms (an endless loop?)`
-        : `loading ${file} failed:\n${err.trim().split('\n').slice(0, 12).join('\n')}`,
+      code !== null
+        ? `loading ${file} failed:\n${err.trim().split('\n').slice(0, 12).join('\n')}`
+        : ready
+          ? `calling ${name} from ${file} did not finish within ${timeoutMs} ms (an endless loop?)`
+          : `the grader's helper process did not start within ${starting / 1000} s (a very busy machine; LAB_START_TIMEOUT_S raises it)`,
     )
-  return JSON.parse(out) as CallResult[]
+  return JSON.parse(out.slice(READY.length)) as CallResult[]
 }
 
 let tmp: string | undefined
