@@ -19,7 +19,7 @@ export type CheckResult = {
   title: string
   passed: boolean
   status: CheckStatus
-  /** Points earned: all of the check's points when it passes, 0 otherwise. */
+  /** Points earned: all of the check's points when it passes, else what it awarded (ctx.award), 0 by default. */
   points: number
   maxPoints: number
   message: string
@@ -120,6 +120,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
     const t0 = performance.now()
     const rng = new Rng(options.seed, `${stage.number}:${check.id}`)
     const notes: string[] = []
+    let awarded = 0
     const trace: Exchange[] = []
     const abort = new AbortController()
     setMaxListeners(0, abort.signal) // every request of the check listens to it
@@ -136,6 +137,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       dbPath: defaultDb,
       signal: abort.signal,
       note: (line) => notes.push(line),
+      award: (points) => (awarded = Math.max(0, Math.min(check.points, Math.floor(points)))),
       stageDir: (n) => workspace.stageDir(stageByNumber(n)),
       async startServer(opts: StartOptions = {}) {
         const instance = newServer(opts.sameDatabase ? defaultDb : workspace.newDbPath(), opts.env)
@@ -193,7 +195,8 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       title: check.title,
       passed,
       status,
-      points: passed ? check.points : 0,
+      // A timeout or a crash earns nothing: only a verdict the check reached counts.
+      points: passed ? check.points : status === 'fail' ? awarded : 0,
       maxPoints: check.points,
       message,
       hint: check.hint,
