@@ -16,8 +16,9 @@ import { failures, stageSuite } from './helpers/stageSuite.ts'
 stageSuite(1, {
   seeds: [7, 4_242, 31_337],
   mutants: stage1Mutants,
-  // The starter executes every request, as stage 0 did: only "distinct keys execute" holds.
-  starterPasses: ['distinct-keys-distinct-transfers'],
+  // The starter executes every request, as stage 0 did: only "distinct keys
+  // execute" holds, and so does "keys differing in case are distinct".
+  starterPasses: ['distinct-keys-distinct-transfers', 'key-case-sensitive'],
 })
 
 describe('the in-memory lock', () => {
