@@ -62,6 +62,21 @@ describe('key-table inspection', () => {
     expect(inspectKeyTable(dbWith(schema, [...rows]), keys)).toMatchObject({ ok: true, table: 't', column: 'key' })
   })
 
+  // How libraries store it: one text column holding a prefix, the scope and the key.
+  const composite = (key: string) => ({ id: `idem:cl_1:POST:/transfers:${key}`, body: '{}' })
+  it.for([
+    ['a PRIMARY KEY holding prefix:client:METHOD:/route:<key>', 'CREATE TABLE t (id TEXT PRIMARY KEY, body TEXT)'],
+    ['a UNIQUE index over such a composite column', 'CREATE TABLE t (n INTEGER PRIMARY KEY, id TEXT, body TEXT); CREATE UNIQUE INDEX t_id ON t (id)'],
+  ] as const)('accepts %s', ([, schema]) => {
+    expect(inspectKeyTable(dbWith(schema, keys.map(composite)), keys)).toMatchObject({ ok: true, table: 't', column: 'id' })
+  })
+
+  it('rejects a composite value whose rest differs between two keys (a timestamp inside)', () => {
+    const rows = keys.map((key, i) => ({ id: `${key}@2026-01-0${i + 1}`, body: '{}' }))
+    const verdict = inspectKeyTable(dbWith('CREATE TABLE t (id TEXT PRIMARY KEY, body TEXT)', rows), keys)
+    expect(verdict.ok ? '' : verdict.reason).toMatch(/differ besides the key/)
+  })
+
   it.for([
     ['no constraint', 'CREATE TABLE t (key TEXT, created_at TEXT)', /no PRIMARY KEY or UNIQUE/],
     ['a plain (non-unique) index', 'CREATE TABLE t (key TEXT, created_at TEXT); CREATE INDEX t_key ON t (key)', /no PRIMARY KEY or UNIQUE/],
