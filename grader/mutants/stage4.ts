@@ -160,4 +160,26 @@ export const stage4Mutants: Mutant[] = [
       },
     ],
   },
+  {
+    id: 'only-success-stored',
+    stage: 4,
+    title: 'only a 201 is kept: a 402 is forgotten so the retry can succeed after a top-up',
+    mustFail: 'replay-stored-402',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: `      return executeClaimed(op, {
+        complete: (outcome) => keys.complete(key, claim.owner, outcome),
+        release: () => keys.release(key, claim.owner),
+      })`,
+        replace: `      const outcome = await executeClaimed(op, {
+        complete: (result) => keys.complete(key, claim.owner, result),
+        release: () => keys.release(key, claim.owner),
+      })
+      // A refusal is not final: the customer may top up and try again.
+      if (outcome.status >= 400 && outcome.status < 500) db.prepare('DELETE FROM idempotency_keys WHERE key = ?').run(key)
+      return outcome`,
+      },
+    ],
+  },
 ]
