@@ -26,6 +26,8 @@ export type CheckContext = {
   dbPath: string
   /** A line for the report, shown under the check whether it passes or not. */
   note(line: string): void
+  /** Partial credit: the points this check earns if it then fails (a pass always earns all of them). */
+  award(points: number): void
   signal: AbortSignal
 }
 

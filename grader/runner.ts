@@ -25,7 +25,7 @@ export type CheckResult = {
   title: string
   passed: boolean
   status: CheckStatus
-  /** Points earned: all of the check's points when it passes, 0 otherwise. */
+  /** Points earned: all of the check's points when it passes, else what it awarded (ctx.award), 0 by default. */
   points: number
   maxPoints: number
   message: string
@@ -182,6 +182,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
     const t0 = performance.now()
     const rng = new Rng(options.seed, `${stage.number}:${check.id}`)
     const notes: string[] = []
+    let awarded = 0
     const trace: Exchange[] = []
     const abort = new AbortController()
     setMaxListeners(0, abort.signal) // every request of the check listens to it
@@ -199,6 +200,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       dbPath: defaultDb,
       signal: abort.signal,
       note: (line) => notes.push(line),
+      award: (points) => (awarded = Math.max(0, Math.min(check.points, Math.floor(points)))),
       stageDir: (n) => {
         const stage = stageByNumber(n)
         const copiedThere = describeRefusals(findCopiedAnswers(workspace.scanTarget(stage)))
@@ -263,7 +265,8 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       title: check.title,
       passed,
       status,
-      points: passed ? check.points : 0,
+      // A timeout or a crash earns nothing: only a verdict the check reached counts.
+      points: passed ? check.points : status === 'fail' ? awarded : 0,
       maxPoints: check.points,
       message,
       hint: check.hint,

@@ -97,6 +97,19 @@ export function judge(records: AttemptRecord[], ledger: Ledger, world: World): V
   for (const r of records) if (r.sent) usesOfKey.set(r.line.key, [...(usesOfKey.get(r.line.key) ?? []), r])
   const reachedServer = (r: AttemptRecord) => r.sent && r.line.fault !== 'reset-before'
   const before = (a: AttemptRecord, b: AttemptRecord) => a !== b && (a.seq < b.seq || a.burst === b.burst)
+  /**
+   * A refusal (402, 403, 404) that is, byte for byte, one another client got
+   * earlier under the same key string: their stored response, replayed to the
+   * wrong client, marked or not. (Receipts are judged by receiptOwner; 409,
+   * 422 and 5xx bodies are about a key, not a request, and may repeat.)
+   */
+  const copiesForeignAnswer = (r: AttemptRecord, body: string) => {
+    const status = r.exchange?.response?.status ?? 0
+    if (status < 400 || status >= 500 || status === 409 || status === 422) return false
+    return (usesOfKey.get(r.line.key) ?? []).some(
+      (o) => o.line.client !== r.line.client && before(o, r) && o.exchange?.response?.body === body,
+    )
+  }
 
   const total = zeroFigures()
   const byKind = zeroByKind()
@@ -129,7 +142,11 @@ export function judge(records: AttemptRecord[], ledger: Ledger, world: World): V
       const foreignBefore = (usesOfKey.get(r.line.key) ?? []).some((o) => o.line.intent !== intent.id && reachedServer(o) && before(o, r))
       const payload = JSON.parse(r.line.body) as Money
       const amended = payload.amount !== intent.amount
-      if ((ok && owner && owner !== intent) || (!ownBefore && foreignBefore && (res.status === 409 || res.status === 422 || (ok && owner !== intent))))
+      if (
+        (ok && owner && owner !== intent) ||
+        copiesForeignAnswer(r, res.body) ||
+        (!ownBefore && foreignBefore && (res.status === 409 || res.status === 422 || res.headers['idempotent-replayed'] !== undefined || (ok && owner !== intent)))
+      )
         count(intent, 'leakedResponses', intent.amount, () => `HTTP ${res.status} ${res.body.slice(0, 120)}`)
       else if (res.status === 422 && sameJson(payload, intent.first))
         count(intent, 'spurious422s', intent.amount, () => `HTTP 422 for a body equal to the first one: ${r.line.body.slice(0, 120)}`)

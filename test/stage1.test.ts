@@ -16,8 +16,9 @@ import { failures, stageSuite } from './helpers/stageSuite.ts'
 stageSuite(1, {
   seeds: [7, 4_242, 31_337],
   mutants: stage1Mutants,
-  // The starter executes every request, as stage 0 did: only "distinct keys execute" holds.
-  starterPasses: ['distinct-keys-distinct-transfers'],
+  // The starter executes every request, as stage 0 did: only "distinct keys
+  // execute" holds, and so does "keys differing in case are distinct".
+  starterPasses: ['distinct-keys-distinct-transfers', 'key-case-sensitive'],
 })
 
 describe('the in-memory lock', () => {
@@ -59,6 +60,21 @@ describe('key-table inspection', () => {
     ["stage 5's PRIMARY KEY (client_id, route, key)", 'CREATE TABLE t (client_id TEXT, route TEXT, key TEXT, PRIMARY KEY (client_id, route, key)) WITHOUT ROWID', scoped],
   ] as const)('accepts %s', ([, schema, rows]) => {
     expect(inspectKeyTable(dbWith(schema, [...rows]), keys)).toMatchObject({ ok: true, table: 't', column: 'key' })
+  })
+
+  // How libraries store it: one text column holding a prefix, the scope and the key.
+  const composite = (key: string) => ({ id: `idem:cl_1:POST:/transfers:${key}`, body: '{}' })
+  it.for([
+    ['a PRIMARY KEY holding prefix:client:METHOD:/route:<key>', 'CREATE TABLE t (id TEXT PRIMARY KEY, body TEXT)'],
+    ['a UNIQUE index over such a composite column', 'CREATE TABLE t (n INTEGER PRIMARY KEY, id TEXT, body TEXT); CREATE UNIQUE INDEX t_id ON t (id)'],
+  ] as const)('accepts %s', ([, schema]) => {
+    expect(inspectKeyTable(dbWith(schema, keys.map(composite)), keys)).toMatchObject({ ok: true, table: 't', column: 'id' })
+  })
+
+  it('rejects a composite value whose rest differs between two keys (a timestamp inside)', () => {
+    const rows = keys.map((key, i) => ({ id: `${key}@2026-01-0${i + 1}`, body: '{}' }))
+    const verdict = inspectKeyTable(dbWith('CREATE TABLE t (id TEXT PRIMARY KEY, body TEXT)', rows), keys)
+    expect(verdict.ok ? '' : verdict.reason).toMatch(/differ besides the key/)
   })
 
   it.for([

@@ -51,6 +51,20 @@ export function rowsBetween(ledger: Ledger, from: string, to: string) {
   return ledger.entries.filter((e) => e.from === from && e.to === to)
 }
 
+/**
+ * A retry did not execute again: the ledger, not the answer, is the judge, so
+ * a re-executed retry is reported as that, whatever it answered.
+ */
+export async function expectNotExecutedAgain(bank: BankClient, before: Ledger, rows: number, retry: Reply, what: string): Promise<void> {
+  const now = newRows(before, await bank.ledger()).length
+  if (now > rows)
+    fail(`${what} executed again: the ledger holds ${now} new rows where ${rows} belong`, {
+      exchange: retry.exchange,
+      expected: `${rows} ledger row(s): a retry is answered from the stored response`,
+      got: `${now} ledger rows; the retry answered HTTP ${retry.status}`,
+    })
+}
+
 /** The ledger rows a check caused: those that were not there before. */
 export function newRows(before: Ledger, after: Ledger) {
   const seen = new Set(before.entries.map((e) => e.id))

@@ -6,9 +6,12 @@
 // and the index's other columns (if any) are a scope, the same for two keys of
 // one client on one route, like stage 5's (client_id, route, key). An index
 // such as UNIQUE (key, created_at) would let the same key in twice.
+//
+// The column may hold the key as it is or inside a composite value, as
+// libraries do (`idem:POST:/transfers:<key>`): that is just as unique,
+// provided the rest of the value is a scope too (the same for both keys).
 import Database from 'better-sqlite3'
 
-/** The bank's own tables: a key found there would not be the layer's. */
 /** The bank's own tables (bank/db.ts); every other table belongs to the layer. */
 export const BANK_TABLES = new Set(['clients', 'accounts', 'ledger'])
 
@@ -34,10 +37,18 @@ export function inspectKeyTable(dbPath: string, keys: [string, string]): KeyTabl
     for (const table of tables) {
       const columns = db.prepare<[], { name: string }>(`PRAGMA table_info(${quote(table)})`).all().map((c) => c.name)
       for (const column of columns) {
-        const find = db.prepare<[string], Row>(`SELECT * FROM ${quote(table)} WHERE ${quote(column)} = ?`)
-        const rows = keys.map((k) => find.get(k))
+        // The key itself, or a value with the key inside (random UUIDs: no accidental match).
+        const find = db.prepare<[string, string], Row>(
+          `SELECT * FROM ${quote(table)} WHERE ${quote(column)} = ? OR instr(CAST(${quote(column)} AS TEXT), ?) > 0 LIMIT 1`,
+        )
+        const rows = keys.map((k) => find.get(k, k))
         if (!rows[0] || !rows[1]) continue
         found = true
+        const [rest0, rest1] = keys.map((k, i) => String(rows[i]![column]).replace(k, '⟨key⟩'))
+        if (rest0 !== rest1) {
+          reasons.push(`${table}.${column} holds the keys inside values that differ besides the key (${rest0} and ${rest1}), so the same key could be stored twice`)
+          continue
+        }
         const verdict = uniqueIndexOver(db, table, column, rows as [Row, Row])
         if (verdict.ok) return verdict
         reasons.push(verdict.reason)

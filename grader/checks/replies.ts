@@ -1,21 +1,50 @@
-// What a replayed answer looks like (stage 4's contract), for the checks of
-// later stages that need to tell a replay from an execution.
+// What a replayed answer looks like (stage 4's contract), split by property so
+// that each check demands only its own: the stored outcome (status and body
+// bytes), the replayed headers (Content-Type, Location), and the marker (a
+// course rule). A check that needs a replay for its own property judges the
+// outcome and only notes a missing header or marker: replay-exact and
+// replay-marked are the checks that fail on those.
 import { fail } from '../check.ts'
+import { courseRule } from '../courseRule.ts'
 import type { Reply } from '../http.ts'
 
 const MARKER = 'idempotent-replayed'
 /** The headers a replay carries over from the first response. */
 const REPLAYED_HEADERS = ['content-type', 'location']
 
-/** Marked as a replay (whatever its value: a wrong value is expectReplayOf's business). */
+/** Marked as a replay (whatever its value: a wrong value is expectMarked's business). */
 export const isReplay = (reply: Reply) => reply.headers[MARKER] !== undefined
 
-/** `replay` is `original` again, byte for byte, and says so. */
+/** `reply` is the stored outcome of `original`: the same status and the same body bytes. */
+export function expectStoredOutcome(original: Reply, reply: Reply, what: string): void {
+  if (reply.status !== original.status)
+    fail(`${what}: a replay carries the original status`, { exchange: reply.exchange, expected: `HTTP ${original.status}`, got: `HTTP ${reply.status}` })
+  if (reply.text !== original.text)
+    fail(`${what}: a replay sends the stored body, byte for byte, not a new one`, { exchange: reply.exchange, expected: original.text, got: reply.text })
+}
+
+/** Which replayed headers and marker `replay` lacks, in words (empty when it has them all). */
+export function replayDeviations(original: Reply, replay: Reply): string[] {
+  const missing = REPLAYED_HEADERS.filter((h) => replay.headers[h] !== original.headers[h]).map(
+    (h) => `${h}: ${replay.headers[h] ?? '(none)'} instead of ${original.headers[h] ?? '(none)'}`,
+  )
+  if (replay.headers[MARKER] !== 'true') missing.push('no Idempotent-Replayed: true')
+  return missing
+}
+
+/**
+ * The stored outcome, for a check whose property is not the replay's form:
+ * what else the replay lacks goes to a note (replay-exact and replay-marked fail on it).
+ */
+export function expectOutcomeReplayed(original: Reply, reply: Reply, what: string, note: (line: string) => void): void {
+  expectStoredOutcome(original, reply, what)
+  const deviations = replayDeviations(original, reply)
+  if (deviations.length) note(`${what} had the stored outcome, but ${deviations.join(', ')} (see replay-exact, replay-marked)`)
+}
+
+/** `replay` is `original` again: status, body bytes, and the allow-listed headers. */
 export function expectReplayOf(original: Reply, replay: Reply, what: string): void {
-  if (replay.status !== original.status)
-    fail(`${what}: a replay carries the original status`, { exchange: replay.exchange, expected: `HTTP ${original.status}`, got: `HTTP ${replay.status}` })
-  if (replay.text !== original.text)
-    fail(`${what}: a replay sends the stored body, byte for byte, not a new one`, { exchange: replay.exchange, expected: original.text, got: replay.text })
+  expectStoredOutcome(original, replay, what)
   for (const header of REPLAYED_HEADERS)
     if (replay.headers[header] !== original.headers[header])
       fail(`${what}: a replay carries the original ${header}`, {
@@ -23,8 +52,12 @@ export function expectReplayOf(original: Reply, replay: Reply, what: string): vo
         expected: `${header}: ${original.headers[header] ?? '(none)'}`,
         got: `${header}: ${replay.headers[header] ?? '(none)'}`,
       })
+}
+
+/** `replay` says it is one. */
+export function expectMarked(replay: Reply, what: string): void {
   if (replay.headers[MARKER] !== 'true')
-    fail(`${what}: a replay is marked so that clients and logs can tell`, {
+    fail(courseRule('replayMarker', `${what}: a replay is marked so that clients and logs can tell`), {
       exchange: replay.exchange,
       expected: 'Idempotent-Replayed: true',
       got: isReplay(replay) ? `Idempotent-Replayed: ${replay.headers[MARKER]}` : '(no Idempotent-Replayed header)',
@@ -34,7 +67,7 @@ export function expectReplayOf(original: Reply, replay: Reply, what: string): vo
 /** A response that executed must not claim to be a replay. */
 export function expectFirstAnswer(reply: Reply, what: string): void {
   if (isReplay(reply))
-    fail(`${what}: this request executed; only a replay carries Idempotent-Replayed`, {
+    fail(courseRule('replayMarker', `${what}: this request executed; only a replay carries Idempotent-Replayed`), {
       exchange: reply.exchange,
       expected: '(no Idempotent-Replayed header)',
       got: `Idempotent-Replayed: ${reply.headers[MARKER]}`,

@@ -8,7 +8,17 @@ import jcs from 'canonicalize'
 import type { Rng } from '../rng.ts'
 import { respell } from './jsonVariants.ts'
 
+/**
+ * What a case is about, for partial credit: a canonicalize() that sorts keys
+ * right but writes numbers wrong has learned something, and the report says
+ * which part is missing. Whole documents mix everything (the RFC's own
+ * example, random values), so they are a group of their own.
+ */
+export const GROUPS = ['key order', 'strings', 'numbers', 'rejected input', 'whole documents'] as const
+export type Group = (typeof GROUPS)[number]
+
 export type Case = {
+  group: Group
   what: string
   /** JSON text, parsed in the child process (so -0 and lone surrogates survive). */
   input: string
@@ -18,6 +28,7 @@ export type Case = {
 
 /** RFC 8785 §3.2.2 (input) and §3.2.4 (its canonical form). */
 const RFC_EXAMPLE: Case = {
+  group: 'whole documents',
   what: 'RFC 8785 §3.2.2 example',
   input: `{
     "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
@@ -29,6 +40,7 @@ const RFC_EXAMPLE: Case = {
 
 /** RFC 8785 §3.2.3: keys sort by UTF-16 code units (so 😀, D83D DE00, sorts before U+FB33). */
 const RFC_SORTING: Case = {
+  group: 'key order',
   what: 'RFC 8785 §3.2.3 sorting example',
   input: `{
     "\\u20ac": "Euro Sign",
@@ -81,22 +93,22 @@ const LONE_SURROGATES: Case[] = [
   ['a surrogate pair in the wrong order', '"\\ude00\\ud83d"'],
   ['a lone surrogate in a key', '{"k\\udc00": 1}'],
   ['a lone surrogate deep inside', '["ok", {"deep": ["x\\ud83d"]}]'],
-].map(([what, input]) => ({ what: `${what} (must throw)`, input: input!, expected: null }))
+].map(([what, input]) => ({ group: 'rejected input', what: `${what} (must throw)`, input: input!, expected: null }))
 
 /** Edge cases whose expected form the oracle computes. */
-const EDGES: Array<[string, string]> = [
-  ['minus zero', '-0'],
-  ['minus zero in structures', '{"a": -0.0, "b": [-0, 0e5, -0e-3]}'],
-  ['number forms', '[1e21, 1E+20, 1e-7, 0.000001, 1e-6, 100e-2, 4.50, 123456789012345680000, 0.1, 1.5e300, -1.25e-5]'],
-  ['integer-like keys sort as strings', '{"10": 1, "9": 2, "1": 3, "b": 4, "a": 5, "": 6}'],
-  ['nested objects sort too, inside arrays as well', '{"z": {"b": 1, "a": {"d": 2, "c": 3}}, "a": [{"y": 1, "x": [{"q": 0, "p": 1}]}]}'],
-  ['upper case before lower case', '{"b": 1, "B": 2, "a": 3, "A": 4, "_": 5}'],
-  ['control characters, quote and backslash are escaped; / and U+007F are not', '"\\u0000\\u0008\\t\\n\\u000b\\f\\r\\u001f\\u007f \\"\\\\ \\/ \\u0080"'],
-  ['U+2028, U+2029 and non-BMP characters are written as themselves', '"\\u2028\\u2029 \\ud83d\\ude00 \\uD834\\uDD1E é"'],
-  ['whitespace around everything', '  {\n "b" : [ 1 , 2 ] ,\t"a" : true\r\n }  '],
-  ['empty structures and strings', '{"": "", "o": {}, "l": [], "n": null}'],
-  ['a bare literal', 'true'],
-  ['a bare string', '"\\u00e9t\\u00e9"'],
+const EDGES: Array<[Group, string, string]> = [
+  ['numbers', 'minus zero', '-0'],
+  ['numbers', 'minus zero in structures', '{"a": -0.0, "b": [-0, 0e5, -0e-3]}'],
+  ['numbers', 'number forms', '[1e21, 1E+20, 1e-7, 0.000001, 1e-6, 100e-2, 4.50, 123456789012345680000, 0.1, 1.5e300, -1.25e-5]'],
+  ['key order', 'integer-like keys sort as strings', '{"10": 1, "9": 2, "1": 3, "b": 4, "a": 5, "": 6}'],
+  ['key order', 'nested objects sort too, inside arrays as well', '{"z": {"b": 1, "a": {"d": 2, "c": 3}}, "a": [{"y": 1, "x": [{"q": 0, "p": 1}]}]}'],
+  ['key order', 'upper case before lower case', '{"b": 1, "B": 2, "a": 3, "A": 4, "_": 5}'],
+  ['strings', 'control characters, quote and backslash are escaped; / and U+007F are not', '"\\u0000\\u0008\\t\\n\\u000b\\f\\r\\u001f\\u007f \\"\\\\ \\/ \\u0080"'],
+  ['strings', 'U+2028, U+2029 and non-BMP characters are written as themselves', '"\\u2028\\u2029 \\ud83d\\ude00 \\uD834\\uDD1E é"'],
+  ['whole documents', 'whitespace around everything', '  {\n "b" : [ 1 , 2 ] ,\t"a" : true\r\n }  '],
+  ['whole documents', 'empty structures and strings', '{"": "", "o": {}, "l": [], "n": null}'],
+  ['whole documents', 'a bare literal', 'true'],
+  ['strings', 'a bare string', '"\\u00e9t\\u00e9"'],
 ]
 
 /** Random values: keys from a troublesome pool, numbers of every magnitude, mixed strings. */
@@ -116,15 +128,15 @@ function randomValue(rng: Rng, depth: number): string {
   return `{${keys.map((k) => `"${k}": ${randomValue(rng, depth + 1)}`).join(', ')}}`
 }
 
-const byOracle = (what: string, input: string): Case => ({ what, input, expected: jcs(JSON.parse(input)) ?? null })
+const byOracle = (group: Group, what: string, input: string): Case => ({ group, what, input, expected: jcs(JSON.parse(input)) ?? null })
 
 export function canonicalizeCases(rng: Rng): Case[] {
   const numbers = APPENDIX_B.map(([hex, expected]): Case => {
     // Written another way than the expected form, so echoing the input is not enough.
     const input = respell(double(hex), rng)
-    return { what: `RFC 8785 Appendix B, the double ${hex}`, input, expected }
+    return { group: 'numbers', what: `RFC 8785 Appendix B, the double ${hex}`, input, expected }
   })
-  const random = Array.from({ length: 12 }, (_, i) => byOracle(`random value ${i + 1}`, randomValue(rng, 0)))
+  const random = Array.from({ length: 12 }, (_, i) => byOracle('whole documents', `random value ${i + 1}`, randomValue(rng, 0)))
   // The most telling cases first: the first failure is the one the report shows.
-  return [RFC_EXAMPLE, RFC_SORTING, ...EDGES.map(([w, i]) => byOracle(w, i)), ...LONE_SURROGATES, ...numbers, ...random]
+  return [RFC_EXAMPLE, RFC_SORTING, ...EDGES.map(([g, w, i]) => byOracle(g, w, i)), ...LONE_SURROGATES, ...numbers, ...random]
 }

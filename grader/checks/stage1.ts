@@ -8,6 +8,7 @@
 // 3, the stored 201 from stage 4); the ledger is the judge.
 import type { BankClient, Ledger, TransferBody } from '../bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
+import { courseRule } from '../courseRule.ts'
 import type { Reply } from '../http.ts'
 import { expectConsistent, is2xx, newRows, openParties, type Party } from './fixtures.ts'
 import { heldBurst } from './heldBurst.ts'
@@ -33,6 +34,23 @@ function printableKey(ctx: CheckContext, length: number): string {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.:'
   return Array.from({ length }, () => alphabet[ctx.rng.int(0, alphabet.length - 1)]).join('')
 }
+
+/** `key` with `char` put in at a random position strictly inside it. */
+function inside(ctx: CheckContext, key: string, char: string): string {
+  const at = ctx.rng.int(1, key.length - 1)
+  return key.slice(0, at) + char + key.slice(at)
+}
+
+/** A key of `length` characters with a few `"` and `\` inside: characters the quoted form must escape. */
+function keyNeedingEscapes(ctx: CheckContext, length: number): string {
+  const escapes = ctx.rng.int(2, 6)
+  let key = printableKey(ctx, length - escapes)
+  for (let i = 0; i < escapes; i++) key = inside(ctx, key, ctx.rng.pick(['"', '\\']))
+  return key
+}
+
+/** The key as an RFC 8941 sf-string: quoted, with `"` and `\` escaped. */
+const quoted = (key: string) => `"${key.replace(/["\\]/g, (c) => `\\${c}`)}"`
 
 /**
  * Judges N requests that carried one key: the money moved exactly once, and
@@ -216,29 +234,84 @@ const keyRequired: Check = {
 
 const keyFormat: Check = {
   id: 'key-format',
-  title: 'Empty, over-long and non-printable keys get 400; a 255-character key is fine',
-  points: 4,
+  title: 'Empty keys and keys with a tab or a non-ASCII character get 400; space and ~ are fine',
+  points: 2,
   hint: 'After unquoting, a key is 1 to 255 printable ASCII characters (space to ~). Check that before claiming it.',
   timeoutMs: 10_000,
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
-    const inside = (key: string, char: string) => {
-      const at = ctx.rng.int(1, key.length - 1)
-      return key.slice(0, at) + char + key.slice(at)
-    }
     const malformed: Array<[string, string]> = [
       ['an empty key', ctx.rng.pick(['', '""'])],
-      ['a key longer than 255 characters', printableKey(ctx, ctx.rng.int(256, 320))],
-      ['a quoted key longer than 255 characters', `"${printableKey(ctx, ctx.rng.int(256, 320))}"`],
-      ['a key with a tab in it', inside(printableKey(ctx, ctx.rng.int(8, 40)), '\t')],
-      ['a key with a non-ASCII character in it', inside(printableKey(ctx, ctx.rng.int(8, 40)), ctx.rng.pick(['é', 'ü', 'ñ', 'ß', '¿']))],
+      ['a key with a tab in it', inside(ctx, printableKey(ctx, ctx.rng.int(8, 40)), '\t')],
+      ['a key with a non-ASCII character in it', inside(ctx, printableKey(ctx, ctx.rng.int(8, 40)), ctx.rng.pick(['é', 'ü', 'ñ', 'ß', '¿']))],
     ]
     const before = await ctx.bank.ledger()
     for (const [what, key] of ctx.rng.shuffle(malformed))
-      expectProblem(await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!), { key }), 400, `${what} is malformed`)
+      expectProblem(await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!), { key }), 400, courseRule('keyFormat', `${what} is malformed`))
     expectEqual(newRows(before, await ctx.bank.ledger()).length, 0, 'a request with a malformed key moves no money')
-    const longest = await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!), { key: printableKey(ctx, 255) })
-    expectStatus(longest, 201, 'a key of exactly 255 printable characters is valid and executes')
+    // The two ends of the printable range, inside the key (a header value's own ends are trimmed by HTTP).
+    const edges = inside(ctx, inside(ctx, printableKey(ctx, ctx.rng.int(8, 40)), ' '), '~')
+    const reply = await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!), { key: edges })
+    expectStatus(reply, 201, courseRule('keyFormat', 'a key with a space and a ~ in it is printable ASCII: valid, and it executes'))
+  },
+}
+
+const keyLengthLimit: Check = {
+  id: 'key-length-limit',
+  title: 'A key of exactly 255 characters is valid bare, quoted and quoted with escapes; 256 is refused in both forms',
+  points: 3,
+  hint: 'Count the characters of the key itself: after unquoting and unescaping a quoted value, never the header as written. 255 is allowed, 256 is not.',
+  timeoutMs: 15_000,
+  async run(ctx) {
+    const [a, b] = await openParties(ctx, 2)
+    const refused: Array<[string, string]> = [
+      ['a bare key of 256 characters', printableKey(ctx, 256)],
+      ['a quoted key of 256 characters', quoted(printableKey(ctx, 256))],
+      ['a quoted key of 256 characters, some of them escaped', quoted(keyNeedingEscapes(ctx, 256))],
+    ]
+    const before = await ctx.bank.ledger()
+    for (const [what, key] of ctx.rng.shuffle(refused))
+      expectProblem(await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!), { key }), 400, courseRule('keyFormat', `${what} is one too long`))
+    expectEqual(newRows(before, await ctx.bank.ledger()).length, 0, 'a request with an over-long key moves no money')
+    const escaped = keyNeedingEscapes(ctx, 255)
+    const accepted: Array<[string, string]> = [
+      ['a bare key of exactly 255 characters', printableKey(ctx, 255)],
+      ['a quoted key of exactly 255 characters (257 with its quotes)', quoted(printableKey(ctx, 255))],
+      [`a quoted key of exactly 255 characters, ${quoted(escaped).length - 257} of them escaped (${quoted(escaped).length} as written)`, quoted(escaped)],
+    ]
+    for (const [what, key] of ctx.rng.shuffle(accepted)) {
+      // Small amounts: three of them fit in the smallest opening balance, even from one account.
+      const reply = await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!, 30_000), { key })
+      expectStatus(reply, 201, courseRule('keyFormat', `${what} is valid and executes: the limit counts the key, not the header`))
+    }
+    ctx.note('255 characters accepted bare, quoted and escaped; 256 refused bare, quoted and escaped')
+  },
+}
+
+const keyCaseSensitive: Check = {
+  id: 'key-case-sensitive',
+  title: 'Keys that differ only in letter case are different keys: both execute',
+  points: 3,
+  hint: 'Store and compare the key exactly as the client sent it: no lowercasing, no trimming. Header names are case-insensitive; header values are not.',
+  timeoutMs: 10_000,
+  async run(ctx) {
+    const [a, b] = await openParties(ctx, 2)
+    const key = `Key-${printableKey(ctx, ctx.rng.int(16, 40))}`
+    const swapped = [...key].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join('')
+    // The same body under both: only the key can tell the two apart.
+    const body = transferPlan(ctx, a!, b!, 45_000)
+    const before = await ctx.bank.ledger()
+    for (const k of ctx.rng.shuffle([key, swapped])) {
+      const reply = await ctx.bank.transfer(a!.customer, body, { key: k })
+      const rows = newRows(before, await ctx.bank.ledger()).length
+      if (reply.status !== 201)
+        fail(`Idempotency-Key: ${k} was taken for a key that differs from it only in letter case: keys are case-sensitive strings`, {
+          exchange: reply.exchange,
+          expected: 'HTTP 201: a new key, a new transfer',
+          got: `HTTP ${reply.status}, ${rows} ledger row(s) for the two keys`,
+        })
+    }
+    expectEqual(newRows(before, await ctx.bank.ledger()).length, 2, 'two keys that differ in case: two transfers')
   },
 }
 
@@ -251,20 +324,21 @@ const quotedKey: Check = {
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
     const body = transferPlan(ctx, a!, b!)
-    const key = ctx.rng.uuid()
-    const [firstForm, secondForm] = ctx.rng.shuffle([`"${key}"`, key])
+    // A " or \ inside: the quoted form escapes it, so only a real sf-string parse gives the bare key back.
+    const key = inside(ctx, ctx.rng.uuid(), ctx.rng.pick(['"', '\\']))
+    const [firstForm, secondForm] = ctx.rng.shuffle([quoted(key), key])
     const before = await ctx.bank.ledger()
     const first = await ctx.bank.transfer(a!.customer, body, { key: firstForm })
     expectStatus(first, 201, `the first request, Idempotency-Key: ${firstForm}, executes`)
     const second = await ctx.bank.transfer(a!.customer, body, { key: secondForm })
-    expectNotExecutedAnswer(second, `Idempotency-Key: ${secondForm} after ${firstForm} is a retry of the same key`)
     const rows = newRows(before, await ctx.bank.ledger())
     if (rows.length !== 1)
-      fail(`Idempotency-Key: ${firstForm} and then ${secondForm} executed ${rows.length} times`, {
+      fail(courseRule('quotedEqualsBare', `Idempotency-Key: ${firstForm} and then ${secondForm} executed ${rows.length} times`), {
         exchange: second.exchange,
         expected: '1 ledger row: both spell the same key',
         got: `${rows.length} ledger rows`,
       })
+    expectNotExecutedAnswer(second, `Idempotency-Key: ${secondForm} after ${firstForm} is a retry of the same key`)
   },
 }
 
@@ -276,5 +350,7 @@ export const stage1: Check[] = [
   keyTableUnique,
   keyRequired,
   keyFormat,
+  keyLengthLimit,
+  keyCaseSensitive,
   quotedKey,
 ]

@@ -8,7 +8,7 @@ import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckC
 import { callLearnerExport } from '../learnerCode.ts'
 import { expectConsistent, newRows, openParties, type Party } from './fixtures.ts'
 import { PLAIN, serialize, type Style } from './jsonVariants.ts'
-import { canonicalizeCases } from './rfc8785.ts'
+import { canonicalizeCases, GROUPS } from './rfc8785.ts'
 
 // Each has an é (sent once raw, once as \u00e9), Hangul, and other non-ASCII characters.
 const MEMOS = ['월세 café', 'Crème brûlée 송금', 'déjà vu 점심값', 'Noël 선물 🎁 été', 'naïve 환불 / refund résumé']
@@ -68,7 +68,10 @@ const amendedAmount: Check = {
     expectStatus(await ctx.bank.transfer(a!.customer, body, { key }), 201, 'the first transfer with a new key executes')
     // The teller corrects the amount on the same screen and submits again: same key.
     const amended = { ...body, amount: body.amount + ctx.rng.int(1, 20) * 10_000 }
-    await expectRefused(ctx.bank, a!.customer, amended, key, `₩${body.amount.toLocaleString('en')} amended to ₩${amended.amount.toLocaleString('en')}`)
+    const what = `₩${body.amount.toLocaleString('en')} amended to ₩${amended.amount.toLocaleString('en')}`
+    await expectRefused(ctx.bank, a!.customer, amended, key, what)
+    // Sent again unchanged, the amendment is refused again: a 422 does not bind the key to the new body.
+    await expectRefused(ctx.bank, a!.customer, amended, key, `${what}, sent a second time`)
     // The key still stands for the original: its retry is a duplicate, not a refusal.
     const retry = await ctx.bank.transfer(a!.customer, body, { key })
     if (retry.status < 200 || retry.status >= 300)
@@ -167,10 +170,18 @@ const canonicalizeRfc8785: Check = {
       if (!r.ok) return [{ c, got: `threw: ${r.error}` }]
       return r.value === c.expected ? [] : [{ c, got: typeof r.value === 'string' ? visible(r.value) : `returned ${JSON.stringify(r.value)}` }]
     })
+    // Partial credit by group: each group right earns its share of the points.
+    const groups = GROUPS.map((group) => {
+      const total = cases.filter((c) => c.group === group).length
+      return { group, total, right: total - wrong.filter((w) => w.c.group === group).length }
+    })
+    const perGroup = groups.map((g) => `${g.group} ${g.right}/${g.total}`).join(', ')
+    ctx.award((canonicalizeRfc8785.points * groups.filter((g) => g.right === g.total).length) / groups.length)
     if (wrong.length) {
       const [{ c, got }] = wrong as [(typeof wrong)[0]]
       fail(
-        `${wrong.length} of ${cases.length} inputs canonicalized wrongly (${wrong.map((w) => w.c.what).slice(0, 4).join('; ')}${wrong.length > 4 ? '; …' : ''}).\n` +
+        `${wrong.length} of ${cases.length} inputs canonicalized wrongly (${perGroup}; points for each group entirely right). ` +
+          `Wrong: ${wrong.map((w) => w.c.what).slice(0, 4).join('; ')}${wrong.length > 4 ? '; …' : ''}.\n` +
           `First: ${c.what}\ninput:    ${c.input.replace(/\s*\n\s*/g, ' ')}`,
         { expected: c.expected === null ? 'an error (not I-JSON)' : visible(c.expected), got },
       )

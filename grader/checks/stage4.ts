@@ -1,39 +1,75 @@
 // Stage 4: a completed duplicate gets the first response back, exactly: same
 // status, same body bytes, same Content-Type and Location, plus
 // `Idempotent-Replayed: true`. Never recomputed, never marked on a first answer.
-import type { BankClient, Customer, Ledger } from '../bankClient.ts'
+//
+// Each check demands its own property only. The ledger judges whether a retry
+// executed again; replay-exact judges the headers and replay-marked the marker,
+// and every other check only notes a missing header or marker.
+import type { BankClient, Customer, Ledger, TransferBody } from '../bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../check.ts'
+import { courseRule } from '../courseRule.ts'
 import type { Reply } from '../http.ts'
-import { freshKey, newRows, openParties } from './fixtures.ts'
-import { expectFirstAnswer, expectReplayOf } from './replies.ts'
+import { expectNotExecutedAgain, freshKey, newRows, openParties } from './fixtures.ts'
+import { expectFirstAnswer, expectMarked, expectOutcomeReplayed, expectReplayOf, expectStoredOutcome, isReplay, replayDeviations } from './replies.ts'
 
 async function rowsSince(bank: BankClient, before: Ledger) {
   return newRows(before, await bank.ledger())
 }
 
+/** A transfer and a deposit of one client, in random order: both routes replay. */
+function twoIntents(ctx: Parameters<Check['run']>[0], a: { accounts: string[] }, b: { accounts: string[] }) {
+  return ctx.rng.shuffle([
+    { what: 'a transfer', path: '/transfers', body: { from: a.accounts[0]!, to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 90_000), memo: `rent ${ctx.rng.int(1, 12)}` } },
+    { what: 'a deposit', path: '/deposits', body: { to: ctx.rng.pick(a.accounts), amount: ctx.rng.amount() } },
+  ])
+}
+
 const replayExact: Check = {
   id: 'replay-exact',
-  title: 'A completed retry gets the first response back: same status, same bytes, same headers, marked replayed',
-  points: 7,
-  hint: 'Store status, body and the allow-listed headers (Content-Type, Location) in the transaction that completes the key; on a completed duplicate send exactly those, plus Idempotent-Replayed: true.',
+  title: 'A completed retry gets the first response back: same status, same bytes, same Content-Type and Location',
+  points: 5,
+  hint: 'Store status, body and the allow-listed headers (Content-Type, Location) in the transaction that completes the key; on a completed duplicate send exactly those.',
   timeoutMs: 15_000,
   async run(ctx) {
     const { bank } = ctx
     const [a, b] = await openParties(ctx, 2)
     const before = await bank.ledger()
-    // A transfer and a deposit, in random order: both routes replay.
-    const intents = ctx.rng.shuffle([
-      { what: 'a transfer', path: '/transfers', body: { from: a!.accounts[0]!, to: ctx.rng.pick(b!.accounts), amount: ctx.rng.amount(1_000, 90_000), memo: `rent ${ctx.rng.int(1, 12)}` } },
-      { what: 'a deposit', path: '/deposits', body: { to: ctx.rng.pick(a!.accounts), amount: ctx.rng.amount() } },
-    ])
-    for (const intent of intents) {
+    let executed = 0
+    for (const intent of twoIntents(ctx, a!, b!)) {
       const spec = bank.postSpec(a!.customer, intent.path, intent.body, { key: ctx.rng.uuid() })
       const first = await bank.send(spec)
       expectStatus(first, 201, `${intent.what} executes`)
+      executed++
       const retries = ctx.rng.int(1, 3)
-      for (let retry = 1; retry <= retries; retry++) expectReplayOf(first, await bank.send(spec), `retry ${retry} of ${intent.what}`)
+      for (let n = 1; n <= retries; n++) {
+        const what = `retry ${n} of ${intent.what}`
+        const retry = await bank.send(spec)
+        await expectNotExecutedAgain(bank, before, executed, retry, what)
+        expectReplayOf(first, retry, what)
+      }
     }
-    expectEqual((await rowsSince(bank, before)).length, 2, 'the retries moved no money: one ledger row per intent')
+  },
+}
+
+const replayMarked: Check = {
+  id: 'replay-marked',
+  title: 'A replay carries Idempotent-Replayed: true',
+  points: 2,
+  hint: 'Add Idempotent-Replayed: true where you send a stored response (replay()), after reading it from the key table.',
+  timeoutMs: 15_000,
+  async run(ctx) {
+    const { bank } = ctx
+    const [a, b] = await openParties(ctx, 2)
+    const before = await bank.ledger()
+    let executed = 0
+    for (const intent of twoIntents(ctx, a!, b!)) {
+      const spec = bank.postSpec(a!.customer, intent.path, intent.body, { key: ctx.rng.uuid() })
+      expectStatus(await bank.send(spec), 201, `${intent.what} executes`)
+      executed++
+      const retry = await bank.send(spec)
+      await expectNotExecutedAgain(bank, before, executed, retry, `the retry of ${intent.what}`)
+      expectMarked(retry, `the retry of ${intent.what}`)
+    }
   },
 }
 
@@ -66,7 +102,7 @@ const replayNotRecomputed: Check = {
         expected: `balanceAfter ${first.json.balanceAfter}, createdAt ${first.json.createdAt}`,
         got: `balanceAfter ${replay.json.balanceAfter}, createdAt ${replay.json.createdAt}`,
       })
-    expectReplayOf(first, replay, `the retry after ${later} other transfer(s)`)
+    expectOutcomeReplayed(first, replay, `the retry after ${later} other transfer(s)`, ctx.note)
     ctx.note(`balance moved from ₩${first.json.balanceAfter} to ₩${now}; the replay still says ₩${replay.json.balanceAfter}`)
   },
 }
@@ -90,9 +126,14 @@ const replayStored402: Check = {
     const topUp = body.amount + ctx.rng.amount()
     expectStatus(await bank.deposit(a!.customer, { to: from, amount: topUp }, { key: freshKey(ctx) }), 201, 'the top-up deposit executes')
     const retry = await bank.transfer(a!.customer, body, { key })
-    expectReplayOf(refused, retry, 'the retry of the refused transfer, after the top-up')
     const moved = (await rowsSince(bank, before)).filter((e) => e.kind === 'transfer')
-    expectEqual(moved.length, 0, 'the replayed 402 moved no money', retry.exchange)
+    if (moved.length > 0)
+      fail('the retry of the refused transfer executed again after the top-up: a 402 decided by executing is stored and replayed', {
+        exchange: retry.exchange,
+        expected: 'the stored 402, no transfer',
+        got: `HTTP ${retry.status}, ${moved.length} transfer(s) in the ledger`,
+      })
+    expectOutcomeReplayed(refused, retry, 'the retry of the refused transfer, after the top-up', ctx.note)
     expectEqual(await bank.balance(from), opened + topUp, 'the balance is the opening plus the top-up')
   },
 }
@@ -113,8 +154,10 @@ const replayBurst: Check = {
     expectStatus(first, 201, 'the transfer executes')
     const copies = ctx.rng.int(6, 12)
     const replies = await bank.burst(Array.from({ length: copies }, () => bank.postSpec(a!.customer, '/transfers', body, { key })))
-    replies.forEach((r, i) => expectReplayOf(first, r, `simultaneous retry ${i + 1} of ${copies}`))
-    expectEqual((await rowsSince(bank, before)).length, 1, `${copies} simultaneous retries moved no money`)
+    await expectNotExecutedAgain(bank, before, 1, replies[0]!, `one of ${copies} simultaneous retries`)
+    replies.forEach((r, i) => expectStoredOutcome(first, r, `simultaneous retry ${i + 1} of ${copies}`))
+    const deviations = replayDeviations(first, replies[0]!)
+    if (deviations.length) ctx.note(`the replays had the stored outcome, but ${deviations.join(', ')} (see replay-exact, replay-marked)`)
     ctx.note(`${copies} retries at the same instant: ${copies} identical replays`)
   },
 }
@@ -141,10 +184,20 @@ const firstUnmarked: Check = {
       const first = await bank.send(spec)
       expectStatus(first, status, what)
       expectFirstAnswer(first, what)
-      // Stored without the marker: the replay adds it, once.
-      expectReplayOf(first, await bank.send(spec), `the retry of ${what}`)
     }
   },
+}
+
+/** Sends `body` with `key` once while the core simulator fails its next call: the 503 to be released. */
+async function failOnce(bank: BankClient, customer: Customer, body: TransferBody, key: string): Promise<Reply> {
+  await bank.core({ failNext: 1 })
+  try {
+    const failed = await bank.transfer(customer, body, { key })
+    expectProblem(failed, 503, 'the core simulator was told to fail this call: the bank answers 503')
+    return failed
+  } finally {
+    await bank.core({ failNext: 0 })
+  }
 }
 
 const failuresNotStored: Check = {
@@ -159,21 +212,108 @@ const failuresNotStored: Check = {
     const body = { from: a!.accounts[0]!, to: ctx.rng.pick(b!.accounts), amount: ctx.rng.amount(1_000, 90_000) }
     const key = ctx.rng.uuid()
     const before = await bank.ledger()
-    let executed: Reply
-    await bank.core({ failNext: 1 })
-    try {
-      const failed = await bank.transfer(a!.customer, body, { key })
-      expectProblem(failed, 503, 'the core simulator was told to fail this call: the bank answers 503')
-      expectFirstAnswer(failed, 'the 503')
-      executed = await bank.transfer(a!.customer, body, { key })
-    } finally {
-      await bank.core({ failNext: 0 })
-    }
-    expectStatus(executed, 201, 'after a 503 the retry executes (a 5xx is not stored)')
-    expectFirstAnswer(executed, 'the retry after the 503')
-    expectReplayOf(executed, await bank.transfer(a!.customer, body, { key }), 'the next retry')
-    expectEqual((await rowsSince(bank, before)).length, 1, 'one ledger row for the intent')
+    const failed = await failOnce(bank, a!.customer, body, key)
+    const executed = await bank.transfer(a!.customer, body, { key })
+    if (executed.status === 503 && executed.text === failed.text)
+      fail(courseRule('failuresNotStored', 'the retry after a 503 got the 503 again: a 5xx moved nothing, so it is released, not stored'), {
+        exchange: executed.exchange,
+        expected: 'HTTP 201: the retry executes',
+        got: `HTTP 503${isReplay(executed) ? ' (replayed)' : ''}`,
+      })
+    expectStatus(executed, 201, courseRule('failuresNotStored', 'after a 503 the retry executes (a 5xx is not stored)'))
+    expectEqual((await rowsSince(bank, before)).length, 1, 'the retry after the 503 moved the money once', executed.exchange)
+    // What is stored now is the 201, not the 503.
+    const next = await bank.transfer(a!.customer, body, { key })
+    await expectNotExecutedAgain(bank, before, 1, next, 'the next retry')
+    expectOutcomeReplayed(executed, next, 'the next retry', ctx.note)
   },
 }
 
-export const stage4: Check[] = [replayExact, replayNotRecomputed, replayStored402, replayBurst, firstUnmarked, failuresNotStored]
+const changedBodyAfterReplay: Check = {
+  id: 'changed-body-after-replay',
+  title: 'After replays of a completed key (201 or 402), a changed body gets 422, not the stored response',
+  points: 4,
+  hint: 'Compare the fingerprint before anything else, completed keys included: a stored response answers only the body that produced it.',
+  timeoutMs: 15_000,
+  async run(ctx) {
+    const { bank } = ctx
+    const [a, b] = await openParties(ctx, 2)
+    const from = a!.accounts[0]!
+    const opened = await bank.balance(from)
+    // The first outcome is a 201 or a stored 402: both answer their own body only.
+    const refused = ctx.rng.chance(0.5)
+    const body: TransferBody = { from, to: ctx.rng.pick(b!.accounts), amount: refused ? opened + ctx.rng.amount(1_000, 100_000) : ctx.rng.amount(1_000, 40_000) }
+    const changed: TransferBody = { ...body, amount: ctx.rng.amount(1_000, 40_000) + (refused ? 0 : 50_000) }
+    const key = ctx.rng.uuid()
+    const before = await bank.ledger()
+    const first = await bank.transfer(a!.customer, body, { key })
+    expectStatus(first, refused ? 402 : 201, refused ? 'a transfer larger than the balance is refused' : 'the transfer executes')
+    const rows = refused ? 0 : 1
+    const replays = ctx.rng.int(1, 3)
+    for (let n = 1; n <= replays; n++) {
+      const retry = await bank.transfer(a!.customer, body, { key })
+      await expectNotExecutedAgain(bank, before, rows, retry, `retry ${n}`)
+      expectOutcomeReplayed(first, retry, `retry ${n}`, ctx.note)
+    }
+    const what = `₩${changed.amount.toLocaleString('en')} instead of ₩${body.amount.toLocaleString('en')} under the key of a completed ${first.status}`
+    const reply = await bank.transfer(a!.customer, changed, { key })
+    if (reply.status === first.status && reply.text === first.text)
+      fail(`${what} got the stored response: a replay answers only the body that produced it, another body is a client error`, {
+        exchange: reply.exchange,
+        expected: 'HTTP 422 /problems/idempotency-key-reused',
+        got: `the stored HTTP ${first.status}${isReplay(reply) ? ', replayed' : ''}`,
+      })
+    expectProblem(reply, 422, what)
+    expectEqual((await rowsSince(bank, before)).length, rows, `${what}: the 422 moved no money`, reply.exchange)
+    // The key still stands for the first body.
+    const again = await bank.transfer(a!.customer, body, { key })
+    await expectNotExecutedAgain(bank, before, rows, again, 'the original body after the 422')
+    expectOutcomeReplayed(first, again, 'the original body after the 422', ctx.note)
+    ctx.note(`a completed ${first.status}, ${replays} replay(s), then a changed body → 422, then the original → the stored ${first.status}`)
+  },
+}
+
+const changedBodyAfterFailure: Check = {
+  id: 'changed-body-after-failure',
+  title: 'After a 503 released the key, a changed body executes as a new request, and the key then stands for it',
+  points: 4,
+  hint: 'Release a failed claim by deleting it (its fingerprint with it), not by expiring its lease: the next request with the key, whatever its body, is the first one.',
+  timeoutMs: 15_000,
+  async run(ctx) {
+    const { bank } = ctx
+    const [a, b] = await openParties(ctx, 2)
+    const body: TransferBody = { from: a!.accounts[0]!, to: ctx.rng.pick(b!.accounts), amount: ctx.rng.amount(1_000, 40_000) }
+    // The client fixes the amount before trying again: a released key has no body yet.
+    const changed: TransferBody = { ...body, amount: body.amount + ctx.rng.amount(1_000, 40_000) }
+    const key = ctx.rng.uuid()
+    const before = await bank.ledger()
+    await failOnce(bank, a!.customer, body, key)
+    const executed = await bank.transfer(a!.customer, changed, { key })
+    if (executed.status === 422)
+      fail(courseRule('failuresNotStored', 'after a 503 the key is released, so a changed body is a new request; it got 422, as if the failed body were still bound to the key'), {
+        exchange: executed.exchange,
+        expected: 'HTTP 201: the changed body executes',
+        got: 'HTTP 422',
+      })
+    expectStatus(executed, 201, 'after a 503 released the key, the changed body executes')
+    expectFirstAnswer(executed, 'the changed body after the 503')
+    const rows = newRows(before, await bank.ledger())
+    expectEqual(rows.map((r) => r.amount), [changed.amount], 'one transfer, of the changed amount', executed.exchange)
+    // Now the key is bound to the changed body: the failed body is the different one.
+    const original = await bank.transfer(a!.customer, body, { key })
+    expectProblem(original, 422, 'the body that failed, resent after the changed body executed under the key')
+    expectEqual((await rowsSince(bank, before)).length, 1, 'the 422 moved no money', original.exchange)
+  },
+}
+
+export const stage4: Check[] = [
+  replayExact,
+  replayMarked,
+  replayNotRecomputed,
+  replayStored402,
+  replayBurst,
+  firstUnmarked,
+  failuresNotStored,
+  changedBodyAfterReplay,
+  changedBodyAfterFailure,
+]

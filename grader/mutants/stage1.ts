@@ -1,8 +1,12 @@
-// Stage 1 mutants: four ways to record a key that look right and are not.
+// Stage 1 mutants: ways to record a key that look right and are not, and ways
+// to read the header that are right on easy keys (lowercase UUIDs, lengths far
+// from the limit) and wrong on the keys at the edges of the format.
 //
-// Every one passes a single sequential retry test or a single-process test;
-// each fails the check aimed at its bug on every seed, because those checks
-// hold the core shut until every request is either answered or inside it.
+// The claim mutants pass a single sequential retry test or a single-process
+// test; each fails the check aimed at its bug on every seed, because those
+// checks hold the core shut until every request is either answered or inside
+// it. The header mutants fail because the checks send the boundary keys
+// themselves (255 and 256, both forms, escapes, mixed case) on every seed.
 import type { Mutant } from './mutant.ts'
 
 const claimBody = `    claim(key: string): boolean {
@@ -102,5 +106,96 @@ export const stage1Mutants: Mutant[] = [
       return outcome`,
       },
     ],
+  },
+  {
+    id: 'case-folded-key',
+    stage: 1,
+    title: 'keys are lowercased, like header names: two keys that differ in case are one key',
+    mustFail: 'key-case-sensitive',
+    edits: [{ file: 'keyHeader.ts', find: '  return key\n}', replace: '  return key.toLowerCase() // compare keys like header names\n}' }],
+  },
+  {
+    id: 'key-limit-256',
+    stage: 1,
+    title: 'the length limit is 256 (a VARCHAR(256) column) instead of 255',
+    mustFail: 'key-length-limit',
+    edits: [{ file: 'keyHeader.ts', find: "export const MAX_KEY_LENGTH = 255 // Stripe's limit", replace: 'export const MAX_KEY_LENGTH = 256 // fits a VARCHAR(256)' }],
+  },
+  {
+    id: 'key-limit-on-header',
+    stage: 1,
+    title: 'the length is checked on the header as written, so a quoted key of 255 characters (257 with quotes) is refused',
+    mustFail: 'key-length-limit',
+    edits: [{ file: 'keyHeader.ts', find: 'if (key.length > MAX_KEY_LENGTH)', replace: 'if (header.length > MAX_KEY_LENGTH)' }],
+  },
+  {
+    id: 'key-limit-counts-escapes',
+    stage: 1,
+    title: 'the length is counted between the quotes, escapes included, so a quoted 255-character key with a \\" in it is refused',
+    mustFail: 'key-length-limit',
+    edits: [
+      {
+        file: 'keyHeader.ts',
+        find: 'if (key.length > MAX_KEY_LENGTH)',
+        replace: "if ((header.startsWith('\"') ? header.length - 2 : key.length) > MAX_KEY_LENGTH)",
+      },
+    ],
+  },
+  {
+    id: 'quotes-stripped',
+    stage: 1,
+    title: 'the quoted form is read by cutting off the quotes, not parsed: "a\\"b" becomes a\\"b, not a"b',
+    mustFail: 'quoted-key-same-as-bare',
+    edits: [
+      {
+        file: 'keyHeader.ts',
+        find: `    try {
+      const [value, params] = parseItem(header)
+      if (typeof value !== 'string' || params.size > 0) return malformedKey('A quoted key must be a plain string, without parameters.')
+      key = value
+    } catch {
+      return malformedKey('A quoted key must be a valid Structured Field String (RFC 8941).')
+    }`,
+        replace: `    if (!header.endsWith('"') || header.length < 2) return malformedKey('A quoted key must end with a quote.')
+    key = header.slice(1, -1)`,
+      },
+    ],
+  },
+  {
+    id: 'latin1-keys',
+    stage: 1,
+    title: 'keys may hold any Latin-1 character (\\x20-\\xff), so é or ß passes as printable',
+    mustFail: 'key-format',
+    edits: [{ file: 'keyHeader.ts', find: 'if (!/^[\\x20-\\x7e]+$/.test(key))', replace: 'if (!/^[\\x20-\\xff]+$/.test(key))' }],
+  },
+  {
+    id: 'key-optional',
+    stage: 1,
+    title: 'a request without a key simply runs unprotected, as if idempotency were optional',
+    mustFail: 'key-required',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: "      const key = parseIdempotencyKey(op.idempotencyKey)\n",
+        replace: "      if (op.idempotencyKey === undefined) return op.execute() // no key, no protection\n      const key = parseIdempotencyKey(op.idempotencyKey)\n",
+      },
+    ],
+  },
+  {
+    id: 'key-unique-with-timestamp',
+    stage: 1,
+    title: 'the PRIMARY KEY is (key, created_at): the same key with another timestamp is a new row',
+    mustFail: 'key-table-unique',
+    edits: [
+      { file: 'keyStore.ts', find: 'key        TEXT PRIMARY KEY,', replace: 'key        TEXT NOT NULL,' },
+      { file: 'keyStore.ts', find: 'created_at TEXT NOT NULL\n', replace: 'created_at TEXT NOT NULL,\n      PRIMARY KEY (key, created_at)\n' },
+    ],
+  },
+  {
+    id: 'body-as-key',
+    stage: 1,
+    title: 'the body, not the key, is claimed: paying the same amount twice on purpose is refused as a duplicate',
+    mustFail: 'distinct-keys-distinct-transfers',
+    edits: [{ file: 'idempotency.ts', find: 'if (!keys.claim(key))', replace: 'if (!keys.claim(JSON.stringify(op.payload)))' }],
   },
 ]

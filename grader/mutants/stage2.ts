@@ -1,4 +1,5 @@
-// Stage 2 mutants: the three fingerprints seen in the field that are not one.
+// Stage 2 mutants: the fingerprints seen in the field that are not one, a key
+// that forgets its first body, and canonical forms that are almost RFC 8785.
 import type { Mutant } from './mutant.ts'
 
 export const stage2Mutants: Mutant[] = [
@@ -32,6 +33,56 @@ export const stage2Mutants: Mutant[] = [
         file: 'canonicalize.ts',
         find: 'canonicalize((value as Record<string, unknown>)[k])',
         replace: 'JSON.stringify((value as Record<string, unknown>)[k])',
+      },
+    ],
+  },
+  {
+    id: 'rebind-on-mismatch',
+    stage: 2,
+    title: 'a 422 rebinds the key to the new body: the amendment, sent again, is "already processed" and silently ignored',
+    mustFail: 'amended-amount',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: "        return { kind: 'duplicate', fingerprint: find.get(key)!.fingerprint }",
+        replace: `        const stored = find.get(key)!.fingerprint
+        // Remember the latest body: the client's correction is what the key means now.
+        if (stored !== fingerprint) db.prepare('UPDATE idempotency_keys SET fingerprint = ? WHERE key = ?').run(fingerprint, key)
+        return { kind: 'duplicate', fingerprint: stored }`,
+      },
+    ],
+  },
+  {
+    id: 'fingerprint-money-fields-only',
+    stage: 2,
+    title: 'the fingerprint leaves out memo and metadata ("they move no money"): a changed memo is a plain duplicate',
+    mustFail: 'fingerprint-covers-body',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: 'return { key, fingerprint: fingerprint(op.payload) }',
+        replace: `const { memo: _memo, metadata: _metadata, ...money } = op.payload as Record<string, unknown> // memo and metadata move no money
+    return { key, fingerprint: fingerprint(money) }`,
+      },
+    ],
+  },
+  {
+    id: 'locale-key-sort',
+    stage: 2,
+    title: 'canonicalize sorts keys with localeCompare, not by UTF-16 code units: "B" and "b", "10" and "9" land in the wrong order',
+    mustFail: 'canonicalize-rfc8785',
+    edits: [{ file: 'canonicalize.ts', find: 'const keys = Object.keys(value).sort()', replace: 'const keys = Object.keys(value).sort((x, y) => x.localeCompare(y))' }],
+  },
+  {
+    id: 'lone-surrogates-accepted',
+    stage: 2,
+    title: 'canonicalize lets a lone surrogate through (JSON.stringify escapes it), though it is not I-JSON',
+    mustFail: 'canonicalize-rfc8785',
+    edits: [
+      {
+        file: 'canonicalize.ts',
+        find: "  if (!s.isWellFormed()) throw new TypeError('the string contains a lone surrogate')\n",
+        replace: '  // JSON.stringify writes a lone surrogate as \\udXXX, which is text like any other.\n',
       },
     ],
   },

@@ -1,5 +1,6 @@
 // Stage 4's known-wrong implementations: replays that are not the first
-// response, exactly, and markers in the wrong place.
+// response, exactly, markers in the wrong place, and stored answers given to
+// bodies they were not the answer to.
 import type { Mutant } from './mutant.ts'
 
 export const stage4Mutants: Mutant[] = [
@@ -102,6 +103,81 @@ export const stage4Mutants: Mutant[] = [
       })
       // Store every answer, failures included.
       if (outcome.status >= 500) keys.complete(key, claim.owner, outcome)
+      return outcome`,
+      },
+    ],
+  },
+  {
+    id: 'replay-drops-location',
+    stage: 4,
+    title: 'Location is not stored, so the replay of a 201 goes out without it',
+    mustFail: 'replay-exact',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: `const REPLAYED_HEADERS = ['Content-Type', 'Location']`,
+        replace: `const REPLAYED_HEADERS = ['Content-Type']`,
+      },
+    ],
+  },
+  {
+    id: 'replay-unmarked',
+    stage: 4,
+    title: 'the stored response is sent back as it is, without Idempotent-Replayed',
+    mustFail: 'replay-marked',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: `  headers: { ...stored.headers, [REPLAYED_HEADER]: 'true' },`,
+        replace: `  headers: { ...stored.headers }, // exactly what was stored, nothing added`,
+      },
+    ],
+  },
+  {
+    id: 'replay-before-fingerprint',
+    stage: 4,
+    title: 'a completed key replays its stored response to any body: the fingerprint is compared only while in flight',
+    mustFail: 'changed-body-after-replay',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: `        if (row.fingerprint !== fingerprint) return { kind: 'mismatch' }`,
+        replace: `        // Done is done: a completed key answers with what it stored.
+        if (row.fingerprint !== fingerprint && row.status !== 'completed') return { kind: 'mismatch' }`,
+      },
+    ],
+  },
+  {
+    id: 'release-by-expiring-lease',
+    stage: 4,
+    title: 'a 5xx "releases" the key by expiring its lease: the retry takes it over, but the failed body stays bound to it',
+    mustFail: 'changed-body-after-failure',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: `"DELETE FROM idempotency_keys WHERE key = ? AND owner = ? AND status = 'in_progress'"`,
+        replace: `"UPDATE idempotency_keys SET lease_until = 0 WHERE key = ? AND owner = ? AND status = 'in_progress'"`,
+      },
+    ],
+  },
+  {
+    id: 'only-success-stored',
+    stage: 4,
+    title: 'only a 201 is kept: a 402 is forgotten so the retry can succeed after a top-up',
+    mustFail: 'replay-stored-402',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: `      return executeClaimed(op, {
+        complete: (outcome) => keys.complete(key, claim.owner, outcome),
+        release: () => keys.release(key, claim.owner),
+      })`,
+        replace: `      const outcome = await executeClaimed(op, {
+        complete: (result) => keys.complete(key, claim.owner, result),
+        release: () => keys.release(key, claim.owner),
+      })
+      // A refusal is not final: the customer may top up and try again.
+      if (outcome.status >= 400 && outcome.status < 500) db.prepare('DELETE FROM idempotency_keys WHERE key = ?').run(key)
       return outcome`,
       },
     ],

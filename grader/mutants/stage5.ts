@@ -89,4 +89,40 @@ export const stage5Mutants: Mutant[] = [
     mustFail: 'one-route-any-spelling',
     edits: [{ file: 'idempotency.ts', find: scope, replace: 'const scope = { clientId: op.clientId, route: `POST ${op.path}`, key: request.key }' }],
   },
+  {
+    id: 'response-cache-by-body',
+    stage: 5,
+    title: 'A cache of completed answers keyed by key and body, not by client: another client resending our exact request gets our 201',
+    mustFail: 'no-cross-client-signal',
+    edits: [
+      { file: 'idempotency.ts', find: "import type { CreateLayer } from '#bank/layer.ts'", replace: "import type { CreateLayer, Outcome } from '#bank/layer.ts'" },
+      {
+        file: 'idempotency.ts',
+        find: '  const keys = createKeyStore(db, { leaseMs: config.leaseMs, ttlMs: config.keyTtlMs })\n',
+        replace: `  const keys = createKeyStore(db, { leaseMs: config.leaseMs, ttlMs: config.keyTtlMs })
+  // A fast path: a retry of a completed request (same key, same body) skips the database.
+  const answered = new Map<string, Outcome>()\n`,
+      },
+      {
+        file: 'idempotency.ts',
+        find: '      // The scope: who sent it and where, not only the string they chose.\n',
+        replace: `      const cached = answered.get(request.key + request.fingerprint)
+      if (cached) return replay(cached)
+      // The scope: who sent it and where, not only the string they chose.\n`,
+      },
+      {
+        file: 'idempotency.ts',
+        find: `      return executeClaimed(op, {
+        complete: (outcome) => keys.complete(scope, claim.owner, outcome),
+        release: () => keys.release(scope, claim.owner),
+      })`,
+        replace: `      const outcome = await executeClaimed(op, {
+        complete: (result) => keys.complete(scope, claim.owner, result),
+        release: () => keys.release(scope, claim.owner),
+      })
+      if (outcome.status < 500) answered.set(request.key + request.fingerprint, outcome)
+      return outcome`,
+      },
+    ],
+  },
 ]
