@@ -5,6 +5,7 @@ import { stageSuite } from './helpers/stageSuite.ts'
 stageSuite(5, {
   seeds: [11, 5_001, 90_210],
   mutants: stage5Mutants,
-  // A replay within the TTL is stage 4's replay, which the starter keeps.
-  starterPasses: ['replay-before-expiry'],
+  // A replay within the TTL is stage 4's replay, and a claim in flight past its TTL is still
+  // stage 4's claim (the starter never expires anything): both pass on the starter.
+  starterPasses: ['replay-before-expiry', 'in-flight-across-ttl'],
 })

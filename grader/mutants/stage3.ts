@@ -162,4 +162,19 @@ export const stage3Mutants: Mutant[] = [
       { file: 'keyStore.ts', find: 'release.run(key, owner)', replace: 'release.run(key)' },
     ],
   },
+  {
+    id: 'completed-keeps-owner',
+    stage: 3,
+    title: 'Completing switches the status but leaves the owner and lease in the row: a completed key still names a request holding it',
+    mustFail: 'key-row-states',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: `    \`UPDATE idempotency_keys SET status = 'completed', owner = NULL, lease_until = NULL
+     WHERE key = ? AND owner = ? AND status = 'in_progress'\`,`,
+        replace: `    \`UPDATE idempotency_keys SET status = 'completed'
+     WHERE key = ? AND owner = ? AND status = 'in_progress'\`,`,
+      },
+    ],
+  },
 ]
