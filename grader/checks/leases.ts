@@ -36,7 +36,7 @@ async function probe(bank: BankClient, reply: Promise<Reply>, inCore: number) {
   return { sentAt, seenAt: Date.now(), seen }
 }
 
-const LENGTH_MS = 4_000
+const LENGTH_MS = 3_000
 
 const leaseLength: Check = {
   id: 'lease-length',
@@ -83,7 +83,7 @@ const leaseLength: Check = {
   },
 }
 
-const RETRY_AFTER_LEASE_MS = 5_000
+const RETRY_AFTER_LEASE_MS = 4_000
 
 /**
  * The Retry-After a correct server may send for a probe: the lease left at
