@@ -60,7 +60,7 @@ const keyRowStates: Check = {
   title: 'The key\'s row, read from the database: committed at the claim, re-owned at a takeover, owner released at completion and at a 5xx',
   points: 4,
   hint: 'Commit the in_progress row (owner, lease) before the money moves; a takeover writes the new owner; completing clears the owner (and lease) in the money\'s transaction; a 5xx deletes the row.',
-  timeoutMs: 25_000,
+  timeoutMs: 40_000,
   async run(ctx) {
     const bank = await ctx.startServer({ env: { LAB_LEASE_MS: String(LEASE_MS) } })
     const { dbPath } = bank.server.options

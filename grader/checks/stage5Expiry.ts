@@ -60,7 +60,7 @@ const expiryWithoutPurge: Check = {
   title: 'A key is forgotten as soon as its TTL has passed, whether or not a purge has run since',
   points: 4,
   hint: 'When the row you find has expired (expires_at <= now, and no live lease), treat the key as unknown right there; the periodic purge only keeps the table small.',
-  timeoutMs: 30_000,
+  timeoutMs: 45_000,
   async run(ctx) {
     // Keys first used at quarters of one TTL, each resent just after its own
     // expiry. A layer that forgets keys only when its purge runs (at most once
@@ -101,7 +101,7 @@ const ttlFromFirstRequest: Check = {
   title: 'A first request that runs for most of its TTL: the key still expires one TTL after that request arrived',
   points: 4,
   hint: 'Set expires_at once, when the key is claimed (claim time + LAB_KEY_TTL_MS); completing the request, or storing its response, must not move it.',
-  timeoutMs: 25_000,
+  timeoutMs: 45_000,
   async run(ctx) {
     const { bank, a } = await shortTtlBank(ctx, SLOW_TTL_MS)
     const body = { to: a.accounts[0]!, amount: ctx.rng.amount(1_000, 90_000) }
@@ -139,7 +139,7 @@ const inFlightAcrossTtl: Check = {
   title: 'A request still running when its TTL passes keeps its claim: a duplicate gets 409 and does not execute',
   points: 4,
   hint: 'An expired row may be forgotten only if no request can still be working under it: completed, or in progress with its lease run out too. The same goes for the purge.',
-  timeoutMs: 25_000,
+  timeoutMs: 45_000,
   async run(ctx) {
     const bank = await ctx.startServer({ env: { LAB_KEY_TTL_MS: String(ACROSS_TTL_MS), LAB_LEASE_MS: String(ACROSS_LEASE_MS) } })
     const [a, b] = (await openParties(ctx, 2, 2, bank)) as [Party, Party]
