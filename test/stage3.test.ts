@@ -5,6 +5,6 @@ import { stageSuite } from './helpers/stageSuite.ts'
 stageSuite(3, {
   seeds: [3, 4_242, 77_003],
   mutants: stage3Mutants,
-  // A different payload in flight already gets 422 from stage 2's fingerprint, which the starter keeps.
-  starterPasses: ['in-flight-different-payload-422'],
+  // A different payload, in flight or after a lease ran out, already gets 422 from stage 2's fingerprint, which the starter keeps.
+  starterPasses: ['in-flight-different-payload-422', 'takeover-different-body-422'],
 })

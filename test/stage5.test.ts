@@ -5,7 +5,8 @@ import { stageSuite } from './helpers/stageSuite.ts'
 stageSuite(5, {
   seeds: [11, 5_001, 90_210],
   mutants: stage5Mutants,
-  // A replay within the TTL is stage 4's replay, which the starter keeps; and its
-  // one global key space cannot split a route by its spelling.
-  starterPasses: ['one-route-any-spelling', 'replay-before-expiry'],
+  // A replay within the TTL is stage 4's replay, and a claim in flight past its TTL is still
+  // stage 4's claim (the starter never expires anything); its one global key space cannot
+  // split a route by its spelling: all three pass on the starter.
+  starterPasses: ['one-route-any-spelling', 'replay-before-expiry', 'in-flight-across-ttl'],
 })

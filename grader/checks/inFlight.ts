@@ -19,7 +19,7 @@ export function pending(reply: Promise<Reply>): Promise<Reply> {
 export async function holdInCore(bank: BankClient, send: () => Promise<Reply>): Promise<{ reply: Promise<Reply> }> {
   await bank.core({ hold: true })
   const reply = pending(send())
-  await bank.waitForInflight(1)
+  await bank.waitForInflight(1, 15_000) // a loaded machine can take seconds to get one request there
   return { reply } // wrapped: an async function would otherwise wait for the held reply itself
 }
 

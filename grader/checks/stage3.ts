@@ -12,6 +12,8 @@ import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../c
 import type { Reply } from '../http.ts'
 import { is2xx, newRows, openParties } from './fixtures.ts'
 import { answeredOrInCore, expectExactlyOnce, expectRetryAfter, holdInCore, pending, plan } from './inFlight.ts'
+import { rowChecks } from './keyRowStates.ts'
+import { leaseChecks } from './leases.ts'
 
 const inFlightDuplicate: Check = {
   id: 'in-flight-duplicate-409',
@@ -226,4 +228,4 @@ const coreFailure: Check = {
   },
 }
 
-export const stage3: Check[] = [inFlightDuplicate, inFlightDifferentPayload, crashMidTransfer, leaseExpired, coreFailure]
+export const stage3: Check[] = [inFlightDuplicate, inFlightDifferentPayload, crashMidTransfer, leaseExpired, coreFailure, ...leaseChecks, ...rowChecks]

@@ -100,4 +100,81 @@ export const stage3Mutants: Mutant[] = [
       },
     ],
   },
+  {
+    id: 'lease-divided-by-1000',
+    stage: 3,
+    title: 'LAB_LEASE_MS divided by 1000 as if it were converted to seconds: the lease is a thousand times too short',
+    mustFail: 'lease-length',
+    edits: [{ file: 'idempotency.ts', find: 'createKeyStore(db, config.leaseMs)', replace: 'createKeyStore(db, config.leaseMs / 1000)' }],
+  },
+  {
+    id: 'lease-multiplied-by-1000',
+    stage: 3,
+    title: 'LAB_LEASE_MS taken for seconds and multiplied by 1000: the lease is a thousand times too long',
+    mustFail: 'lease-length',
+    edits: [{ file: 'idempotency.ts', find: 'createKeyStore(db, config.leaseMs)', replace: 'createKeyStore(db, config.leaseMs * 1000)' }],
+  },
+  {
+    id: 'retry-after-constant',
+    stage: 3,
+    title: 'Retry-After is always 1 second, whatever is left of the lease',
+    mustFail: 'retry-after-remaining-lease',
+    edits: [{ file: 'idempotency.ts', find: 'requestInFlight(claim.retryAfterMs / 1000)', replace: 'requestInFlight(1)' }],
+  },
+  {
+    id: 'retry-after-whole-lease',
+    stage: 3,
+    title: 'Retry-After is the whole lease on every 409, however much of it has already passed',
+    mustFail: 'retry-after-remaining-lease',
+    edits: [{ file: 'idempotency.ts', find: 'requestInFlight(claim.retryAfterMs / 1000)', replace: 'requestInFlight(config.leaseMs / 1000)' }],
+  },
+  {
+    id: 'takeover-before-fingerprint',
+    stage: 3,
+    title: 'An expired lease is taken over before the fingerprint is compared, so a changed body executes under the old key',
+    mustFail: 'takeover-different-body-422',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: `        if (row.fingerprint !== fingerprint) return { kind: 'mismatch' }
+        if (row.status === 'completed') return { kind: 'completed' }`,
+        replace: `        // An expired lease is free for whoever asks next.
+        if (row.status === 'in_progress' && row.leaseUntil! <= now && takeOver.run(owner, now + leaseMs, key, row.owner!, now).changes === 1)
+          return { kind: 'claimed', owner }
+        if (row.fingerprint !== fingerprint) return { kind: 'mismatch' }
+        if (row.status === 'completed') return { kind: 'completed' }`,
+      },
+    ],
+  },
+  {
+    id: 'release-without-owner-check',
+    stage: 3,
+    title: 'A failed request releases its key without checking it still owns it: after a takeover it frees the new owner\'s claim',
+    mustFail: 'takeover-core-failure',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: `  const release = db.prepare<[string, string]>(
+    "DELETE FROM idempotency_keys WHERE key = ? AND owner = ? AND status = 'in_progress'",
+  )`,
+        replace: `  const release = db.prepare<[string]>('DELETE FROM idempotency_keys WHERE key = ?')`,
+      },
+      { file: 'keyStore.ts', find: 'release.run(key, owner)', replace: 'release.run(key)' },
+    ],
+  },
+  {
+    id: 'completed-keeps-owner',
+    stage: 3,
+    title: 'Completing switches the status but leaves the owner and lease in the row: a completed key still names a request holding it',
+    mustFail: 'key-row-states',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: `    \`UPDATE idempotency_keys SET status = 'completed', owner = NULL, lease_until = NULL
+     WHERE key = ? AND owner = ? AND status = 'in_progress'\`,`,
+        replace: `    \`UPDATE idempotency_keys SET status = 'completed'
+     WHERE key = ? AND owner = ? AND status = 'in_progress'\`,`,
+      },
+    ],
+  },
 ]

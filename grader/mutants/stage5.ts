@@ -125,4 +125,54 @@ export const stage5Mutants: Mutant[] = [
       },
     ],
   },
+  {
+    id: 'expired-only-by-purge',
+    stage: 5,
+    title: 'An expired key is forgotten only when the periodic purge deletes its row: until then it is still replayed',
+    mustFail: 'expiry-without-purge',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: `        if (row.expiresAt <= now && (row.status === 'completed' || row.leaseUntil! <= now)) {
+          // Expired: forget it and treat this request as new.
+          purge.run(now, now)
+          continue
+        }
+`,
+        replace: `        // Expired rows are deleted by the purge above.
+`,
+      },
+    ],
+  },
+  {
+    id: 'ttl-from-completion',
+    stage: 5,
+    title: 'expires_at is set when the response is stored: a slow first request gets a longer life',
+    mustFail: 'ttl-from-first-request',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: "     SET status = 'completed', owner = NULL, lease_until = NULL,",
+        replace: "     SET status = 'completed', owner = NULL, lease_until = NULL, expires_at = CAST(unixepoch('subsec') * 1000 AS INTEGER) + ${ttlMs},",
+      },
+    ],
+  },
+  {
+    id: 'expiry-ignores-lease',
+    stage: 5,
+    title: 'An expired key is forgotten even while its first request is still running under a live lease',
+    mustFail: 'in-flight-across-ttl',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: "        if (row.expiresAt <= now && (row.status === 'completed' || row.leaseUntil! <= now)) {",
+        replace: '        if (row.expiresAt <= now) {',
+      },
+      {
+        file: 'keyStore.ts',
+        find: "     WHERE expires_at <= ? AND (status = 'completed' OR lease_until <= ?)`,",
+        replace: "     WHERE expires_at <= ? AND (status IN ('completed', 'in_progress') OR lease_until <= ?)`,",
+      },
+    ],
+  },
 ]

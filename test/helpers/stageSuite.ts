@@ -58,7 +58,7 @@ export function stageSuite(stage: number, { seeds, mutants, starterPasses = [] }
       const full = await jobs.get(`solution ${seeds[0]}`)!
       expect(full.checks.filter((c) => c.stage === stage).map((c) => c.id)).toEqual(stageChecks)
       expect(new Set(full.checks.map((c) => c.stage))).toEqual(new Set(Array.from({ length: stage + 1 }, (_, i) => i)))
-    })
+    }, 300_000) // three whole grades, two at a time: a stage 5 grade alone runs about a minute and a half
 
     it("the starter fails this stage's checks, and names them", async () => {
       const r = await jobs.get('starter')!

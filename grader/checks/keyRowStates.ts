@@ -1,0 +1,130 @@
+// Stage 3, white box: what the key's row holds after each transition, read
+// from the database file through a read-only connection of our own (so only
+// committed state is seen, as another server process would see it).
+//
+// No column names are assumed. The row is the one that holds the key we sent
+// (as the whole value or inside a composite one). The owner is found by what
+// changes when a retry takes an expired claim over: a value that is not a
+// clock reading (the lease, the claim time) but names who holds the claim.
+import Database from 'better-sqlite3'
+import { expectStatus, fail, type Check } from '../check.ts'
+import type { Reply } from '../http.ts'
+import { sleepUntil } from './clock.ts'
+import { openParties, type Party } from './fixtures.ts'
+import { answeredOrInCore, holdInCore, pending, plan } from './inFlight.ts'
+import { BANK_TABLES } from './keyTable.ts'
+
+type Row = Record<string, unknown>
+type Snapshot = { table: string; row: Row } | undefined
+
+const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
+const show = (v: unknown) => (Buffer.isBuffer(v) ? `x'${v.toString('hex')}'` : JSON.stringify(v))
+
+/** The one row, in a table of the layer, with a column holding `key`. */
+function rowOf(dbPath: string, key: string): Snapshot {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true })
+  try {
+    const tables = db
+      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+      .all()
+      .filter((t) => !BANK_TABLES.has(t.name))
+    for (const { name } of tables) {
+      const columns = db.prepare<[], { name: string }>(`PRAGMA table_info(${quote(name)})`).all().map((c) => c.name)
+      const holds = columns.map((c) => `instr(CAST(${quote(c)} AS TEXT), @key) > 0`).join(' OR ')
+      const rows = db.prepare<{ key: string }, Row>(`SELECT * FROM ${quote(name)} WHERE ${holds}`).all({ key })
+      if (rows.length === 1) return { table: name, row: rows[0]! }
+    }
+    return undefined
+  } finally {
+    db.close()
+  }
+}
+
+const DAY_MS = 86_400_000
+/** A clock reading of about now: ms or s since the epoch, a Julian day, or a date string. */
+function isClock(value: unknown, now: number): boolean {
+  const near = (ms: number) => Math.abs(ms - now) < 2 * DAY_MS
+  if (typeof value === 'number' || typeof value === 'bigint') {
+    const n = Number(value)
+    return near(n) || near(n * 1000) || near((n - 2_440_587.5) * DAY_MS)
+  }
+  return typeof value === 'string' && !/^[0-9a-f-]{32,}$/i.test(value) && near(Date.parse(value))
+}
+
+const isEmpty = (v: unknown) => v === null || v === ''
+
+const LEASE_MS = 800
+
+const keyRowStates: Check = {
+  id: 'key-row-states',
+  title: 'The key\'s row, read from the database: committed at the claim, re-owned at a takeover, owner released at completion and at a 5xx',
+  points: 4,
+  hint: 'Commit the in_progress row (owner, lease) before the money moves; a takeover writes the new owner; completing clears the owner (and lease) in the money\'s transaction; a 5xx deletes the row.',
+  timeoutMs: 40_000,
+  async run(ctx) {
+    const bank = await ctx.startServer({ env: { LAB_LEASE_MS: String(LEASE_MS) } })
+    const { dbPath } = bank.server.options
+    const [a, b] = (await openParties(ctx, 2, 2, bank)) as [Party, Party]
+    const { body, key } = plan(ctx, a, b)
+    const send = (k: string) => pending(bank.transfer(a.customer, { ...body }, { key: k }))
+    let takeover: Reply
+    let claimed: Snapshot
+    let retaken: Snapshot
+    try {
+      const held = await holdInCore(bank, () => send(key))
+      const inCoreAt = Date.now()
+      claimed = rowOf(dbPath, key)
+      if (!claimed)
+        fail(`while the first request was in the core, no row of the layer held its key (${key}): the claim must be committed on its own, before the transfer, so that every process sees it`)
+      await sleepUntil(inCoreAt + LEASE_MS * 1.25)
+      const retry = send(key)
+      const seen = await answeredOrInCore(bank, retry.then((r) => [r]), 1)
+      if ('answered' in seen) fail('setup: after the lease ran out the retry did not take the claim over (see lease-length)', { exchange: seen.answered[0]!.exchange })
+      retaken = rowOf(dbPath, key)
+      await bank.core({ hold: false })
+      ;[, takeover] = await Promise.all([held.reply, retry])
+    } finally {
+      await bank.core({ hold: false })
+    }
+    expectStatus(takeover, 201, 'the retry that took the claim over executes')
+    if (!retaken || retaken.table !== claimed.table) fail(`after the takeover, the key's row in ${claimed.table} was gone`)
+    const now = Date.now()
+    const changed = Object.keys(retaken.row).filter((c) => show(retaken.row[c]) !== show(claimed.row[c]))
+    if (changed.length === 0)
+      fail(`a retry took the expired claim over, but the key's row in ${claimed.table} did not change: nothing records the new owner or its lease`, {
+        got: Object.entries(retaken.row).map(([c, v]) => `${c}=${show(v)}`).join(', '),
+      })
+    // The owner: what the takeover changed that is not a clock reading. A design
+    // that fences with the lease time alone has none, and is judged by its row only.
+    const owners = changed.filter((c) => !isEmpty(retaken.row[c]) && !isClock(retaken.row[c], now) && !isClock(claimed.row[c], now))
+
+    const completed = rowOf(dbPath, key)
+    if (!completed) fail(`after the transfer completed, no row holds its key (${key}): the completed key must be kept`)
+    const kept = owners.filter((c) => show(completed.row[c]) === show(retaken.row[c]))
+    if (kept.length)
+      fail(`the completed key's row still names the request that held it (${kept.map((c) => `${c}=${show(completed.row[c])}`).join(', ')}): completing releases the owner`, {
+        expected: `${kept.join(', ')} cleared when the key completes, in the money's transaction`,
+        got: Object.entries(completed.row).map(([c, v]) => `${c}=${show(v)}`).join(', '),
+      })
+
+    // A 5xx: the row is gone, or holds no owner any more.
+    const failedKey = ctx.rng.uuid()
+    await bank.core({ failNext: 1 })
+    try {
+      expectStatus(await send(failedKey), 503, 'the core was told to fail this call: the bank answers 503')
+    } finally {
+      await bank.core({ failNext: 0 })
+    }
+    const released = rowOf(dbPath, failedKey)
+    const stillOwned = released ? owners.filter((c) => !isEmpty(released.row[c])) : []
+    if (stillOwned.length)
+      fail('after a 503 the key\'s row still names the failed request as its owner: release the claim (delete the row) so a retry runs at once', {
+        got: Object.entries(released!.row).map(([c, v]) => `${c}=${show(v)}`).join(', '),
+      })
+    ctx.note(
+      `table ${claimed.table}; takeover changed ${changed.join(', ')}; owner ${owners.join(', ') || '(none but the lease)'}; after a 503 the row is ${released ? 'kept, unowned' : 'gone'}`,
+    )
+  },
+}
+
+export const rowChecks: Check[] = [keyRowStates]
