@@ -91,7 +91,8 @@ async function main(): Promise<number> {
     const sandbox = sandboxPolicy({ roster: true, noSandbox: values['no-sandbox'] })
     return gradeRoster({ stages: stage ? [stage] : course.stages, roster: resolve(values.roster), seed: firstSeed, json: values.json, store: values.store, timeLimitMs: timeLimit * 1000, jobs, sandbox })
   }
-  const sandbox = sandboxPolicy({ roster: values.sandbox, noSandbox: values['no-sandbox'] })
+  // --keep leaves the learner's own server up for curl, on a port: no sandbox (it has no network).
+  const sandbox = sandboxPolicy({ roster: values.sandbox, noSandbox: values['no-sandbox'] || loop.keep })
   // A learner's own runs keep the sandbox's compile cache; another checkout's never
   // do (a roster child's, a --dir): the next grading would load what it wrote.
   const sandboxTmp = values.sandbox || source.kind === 'dir' ? undefined : resolve(repoRoot, '.lab', 'sandbox-tmp')

@@ -56,7 +56,15 @@ export async function stopGroup(child: ChildProcess, graceMs = 1_500): Promise<v
   const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), graceMs)
   await exited
   clearTimeout(timer)
-  signalGroup(child, 'SIGKILL') // grandchildren that ignored SIGTERM
+  // Grandchildren that ignored SIGTERM, or outlived their leader (a sandbox's
+  // inner process): the group lives on without its leader, so signalGroup's
+  // "already exited" shortcut must not apply here.
+  if (child.pid !== undefined)
+    try {
+      process.kill(-child.pid, 'SIGKILL')
+    } catch {
+      // Nobody is left in the group.
+    }
 }
 
 function killAll() {

@@ -16,7 +16,8 @@ import { makeCheckout, makeProbe, PROBE_STAGE, PROBES, type ProbeTargets } from 
 import { leftoverAfter, processesWithMarker } from './helpers/procs.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
-type RosterJson = { submissions: Array<{ learner: string; outcome: string; reason: string; result: { score: number; maxScore: number } }> }
+type StageEntry = { stage: number; outcome: string; reason: string; result: { score: number; maxScore: number } }
+type RosterJson = { submissions: Array<{ learner: string; stages: StageEntry[] }> }
 
 const bwrap = findBwrap()
 if (!bwrap.path) console.warn(`test/sandbox.test.ts: the probe roster is skipped: ${bwrap.problem} (apt-get install bubblewrap)`)
@@ -58,14 +59,17 @@ describe.skipIf(!bwrap.path)('a roster of probe submissions, sandboxed', () => {
       const left = await leftoverAfter(() => processesWithMarker(tag).concat(processesWithMarker(scratch.path)))
       expect(left.map((p) => `${p.pid} ${p.cmdline}`), 'processes left running').toEqual([])
 
-      const scores = new Map((JSON.parse(readFileSync(json, 'utf8')) as RosterJson).submissions.map((s) => [s.learner, s]))
+      // One stage graded: each learner's entry for it.
+      const scores = new Map(
+        (JSON.parse(readFileSync(json, 'utf8')) as RosterJson).submissions.map((s) => [s.learner, s.stages.find((e) => e.stage === PROBE_STAGE.number)!]),
+      )
       const honest = scores.get('solved')!.result.score
       const starter = scores.get('untouched')!.result.score
       expect(honest, `the solution must outscore the starter, or import-solution proves nothing\n${run.out}`).toBeGreaterThan(starter)
       const expected = Object.fromEntries(PROBES.map((p) => [p, p === 'import-solution' ? starter : honest]))
       const got = Object.fromEntries(PROBES.map((p) => [p, scores.get(p)?.result.score]))
       expect(got, run.out).toEqual(expected)
-      expect([...scores.values()].filter((s) => s.outcome !== 'graded').map((s) => `${s.learner}: ${s.reason}`)).toEqual([])
+      expect([...scores].filter(([, s]) => s.outcome !== 'graded').map(([learner, s]) => `${learner}: ${s.reason}`)).toEqual([])
 
       // The store holds what the graders sent, not what a probe wrote.
       const db = new Database(store, { readonly: true })
