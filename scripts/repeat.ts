@@ -1,8 +1,11 @@
-// npm run test:repeat [-- --seeds 20] [--first-seed 1] [--mutants-only | --solutions-only] [id...]
+// npm run test:repeat [-- --seeds 20] [--first-seed 1] [--jobs 3] [--mutants-only | --solutions-only] [id...]
 //
 // The long repetitions that prove the grader is not flaky: every reference
 // solution passes its cumulative grade on every seed, and every mutant fails
-// the check aimed at it on every seed. Two grades run at a time (one per core).
+// the check aimed at it on every seed. Three grades run at a time across all
+// rows: the time-based checks spend most of their time waiting on a lease or
+// a TTL, not on a core. A failure prints the failing check's first line and
+// the rerun command.
 import { parseArgs } from 'node:util'
 import chalk from 'chalk'
 import pLimit from 'p-limit'
@@ -20,10 +23,11 @@ const { values, positionals } = parseArgs({
     'first-seed': { type: 'string', default: '1' },
     'mutants-only': { type: 'boolean', default: false },
     'solutions-only': { type: 'boolean', default: false },
+    jobs: { type: 'string', default: '3' },
   },
 })
 const seeds = Array.from({ length: Number(values.seeds) }, (_, i) => Number(values['first-seed']) + i)
-const limit = pLimit(2)
+const limit = pLimit(Number(values.jobs))
 type Row = { what: string; ok: number; failures: string[] }
 const rows: Row[] = []
 
@@ -45,23 +49,27 @@ async function repeat(what: string, once: (seed: number) => Promise<string | und
 }
 
 const wanted = (id: string) => positionals.length === 0 || positionals.includes(id)
+// Every row is queued at once, so the limiter stays full from the first grade to the last.
+const pending: Array<Promise<void>> = []
 
 if (!values['mutants-only'])
   for (const stage of course.stages.filter((s) => wanted(`solution-${s.number}`)))
-    await repeat(`solution of stage ${stage.number} passes`, async (seed) => {
+    pending.push(repeat(`solution of stage ${stage.number} passes`, async (seed) => {
       const r = await grade({ stage: stage.number, seed, source: { kind: 'solution' } })
-      return r.passed ? undefined : `${r.rerun}: failed ${r.checks.filter((c) => !c.passed).map((c) => c.id).join(', ')}`
-    })
+      const failed = r.checks.filter((c) => !c.passed)
+      return r.passed ? undefined : `${r.rerun}: failed ${failed.map((c) => `${c.id} (${c.message.split('\n')[0]})`).join(', ')}`
+    }))
 
 if (!values['solutions-only'])
   for (const mutant of mutants.filter((m) => wanted(m.id))) {
     const path = materialize(mutant)
-    await repeat(`mutant ${mutant.id} fails ${mutant.mustFail}`, async (seed) => {
+    pending.push(repeat(`mutant ${mutant.id} fails ${mutant.mustFail}`, async (seed) => {
       const r = await grade({ stage: mutant.stage, seed, source: { kind: 'dir', path }, only: [mutant.mustFail] })
       const check = r.checks.find((c) => c.id === mutant.mustFail)
       return check && !check.passed ? undefined : `seed ${seed}: ${mutant.mustFail} passed on the mutant (rerun: ${r.rerun})`
-    })
+    }))
   }
+await Promise.all(pending)
 
 const failed = rows.filter((r) => r.failures.length > 0).length
 console.log(`\n${rows.length - failed} passed, ${failed} failed`)
