@@ -5,8 +5,8 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { repoRoot } from '#grader/paths.ts'
-import { track } from '#grader/processes.ts'
+import { repoRoot } from '#harness/paths.ts'
+import { track } from '#harness/processes.ts'
 
 export type DayReplay =
   | { skipped: string }

@@ -4,8 +4,8 @@
 // earlier stage's checks, so stage 5 is the whole course.
 import { spawn } from 'node:child_process'
 import { resolve } from 'node:path'
-import { repoRoot } from '#grader/paths.ts'
-import { track } from '#grader/processes.ts'
+import { repoRoot } from '#harness/paths.ts'
+import { track } from '#harness/processes.ts'
 
 export type StageGrade = {
   stage: number

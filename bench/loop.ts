@@ -8,9 +8,9 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { course, stageByNumber } from '#grader/course.ts'
-import { repoRoot } from '#grader/paths.ts'
-import { signalGroup, track } from '#grader/processes.ts'
+import { course, stageByNumber } from '#harness/course.ts'
+import { repoRoot } from '#harness/paths.ts'
+import { signalGroup, track } from '#harness/processes.ts'
 import { runProbe } from './grading.ts'
 
 export type LoopStage = {

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs'
 import { relative } from 'node:path'
 import { parseArgs } from 'node:util'
-import { repoRoot } from '#grader/paths.ts'
+import { repoRoot } from '#harness/paths.ts'
 
 type Node = {
   id: number

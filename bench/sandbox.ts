@@ -9,10 +9,10 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { course, stageByNumber } from '#grader/course.ts'
-import { repoRoot } from '#grader/paths.ts'
-import { installSignalCleanup, onCleanup } from '#grader/processes.ts'
-import { findBwrap } from '#grader/sandbox.ts'
+import { course, stageByNumber } from '#harness/course.ts'
+import { repoRoot } from '#harness/paths.ts'
+import { installSignalCleanup, onCleanup } from '#harness/processes.ts'
+import { findBwrap } from '#harness/sandbox.ts'
 
 const { values } = parseArgs({ options: { stage: { type: 'string', default: '5' }, rounds: { type: 'string', default: '2' }, jobs: { type: 'string', default: '2' } } })
 const stage = stageByNumber(Number(values.stage))

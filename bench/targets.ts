@@ -6,11 +6,11 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import Database from 'better-sqlite3'
-import { BankClient, type Customer } from '#grader/bankClient.ts'
-import { course } from '#grader/course.ts'
-import { HttpClient } from '#grader/http.ts'
-import { repoRoot } from '#grader/paths.ts'
-import { ServerProcess } from '#grader/spawnServer.ts'
+import { BankClient, type Customer } from '#harness/bankClient.ts'
+import { course } from '#harness/course.ts'
+import { HttpClient } from '#harness/http.ts'
+import { repoRoot } from '#harness/paths.ts'
+import { ServerProcess } from '#harness/spawnServer.ts'
 
 /** The contract's largest amount: a balance nothing in a bench run can exhaust. */
 const HUGE_BALANCE = 1_000_000_000_000

@@ -1,8 +1,9 @@
 // What a check is. Each stage lists its checks as data (grader/checks/stageN.ts);
 // the runner (runner.ts) is generic.
-import type { BankClient } from './bankClient.ts'
-import type { Exchange, Reply } from './http.ts'
-import type { Rng } from './rng.ts'
+import type { BankClient } from '../harness/bankClient.ts'
+import { CheckFailure, type FailureDetails } from '../harness/failure.ts'
+import type { Exchange, Reply } from '../harness/http.ts'
+import type { Rng } from '../harness/rng.ts'
 
 export type StartOptions = {
   /** Extra LAB_* environment for this instance, e.g. { LAB_LEASE_MS: '300' }. */
@@ -39,22 +40,6 @@ export type Check = {
   hint: string
   timeoutMs: number
   run(ctx: CheckContext): Promise<void>
-}
-
-export type FailureDetails = {
-  /** The request that showed the problem. */
-  exchange?: Exchange
-  expected?: string
-  got?: string
-}
-
-export class CheckFailure extends Error {
-  constructor(
-    message: string,
-    readonly details: FailureDetails = {},
-  ) {
-    super(message)
-  }
 }
 
 export function fail(message: string, details: FailureDetails = {}): never {

@@ -10,7 +10,8 @@ import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from '
 import { createRequire } from 'node:module'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { repoRoot } from './paths.ts'
+import { repoRoot } from '../harness/paths.ts'
+import type { ScanTarget } from '../harness/workspace.ts'
 
 // typescript is a devDependency every checkout installs (npm install); its
 // scanner finds import/export-from/import()/require() as the language sees them.
@@ -27,19 +28,6 @@ export function givenStage(path: string): number | undefined {
   const rel = relative(resolve(repoRoot, 'given'), path)
   const m = /^(\d+)-/.exec(rel)
   return m && !rel.startsWith('..') ? Number(m[1]) : undefined
-}
-
-export type ScanTarget = {
-  /** The stage whose files these are: it may use given pieces of earlier stages only. */
-  stage: number
-  /** The folder the files run from (this course's stage folder, or an overlay of it). */
-  dir: string
-  /** What a learner calls this folder, e.g. `stages/05-scope-ttl`: used in the messages. */
-  shownAs: string
-  /** The learner's own copy of the folder, when grading another checkout: relative paths are resolved from there too. */
-  original?: string
-  /** That checkout's root: its solutions/ is refused as well as ours. */
-  checkout?: string
 }
 
 /** Every reason to refuse this stage's folder; empty when it loads no answer it should not. */

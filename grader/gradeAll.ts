@@ -2,11 +2,11 @@
 // (and its regression), one stage after the other with one seed, then prints
 // where the learner stands and what to do next.
 import { writeFileSync } from 'node:fs'
-import { course } from './course.ts'
+import { course } from '../harness/course.ts'
 import { renderProgress, stageProgress, type StageProgress } from './progress.ts'
 import { printCheck, printHeader, printStageStart, printSummary, printVerboseExchange } from './report.ts'
 import type { GradeResult } from './runner.ts'
-import { describeSource, type Source } from './workspace.ts'
+import { describeSource, type Source } from '../harness/workspace.ts'
 
 export type GradeAllOptions = { source: Source; seed: number; verbose: boolean; json?: string; sandbox?: boolean; sandboxTmp?: string }
 

@@ -7,8 +7,8 @@ import { dirname, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import chalk from 'chalk'
 import { z } from 'zod'
-import { findStage, UnknownStageError, type Stage } from './course.ts'
-import { repoRoot } from './paths.ts'
+import { findStage, UnknownStageError, type Stage } from '../harness/course.ts'
+import { repoRoot } from '../harness/paths.ts'
 
 /** Where the count lives; LAB_HOME moves it (the tests use a folder of their own). */
 const stateFile = () => resolve(process.env.LAB_HOME ?? resolve(repoRoot, '.lab'), 'hints.json')

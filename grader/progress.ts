@@ -4,11 +4,11 @@
 // not decide: some regression checks call another stage's learner file (the
 // stage 0 query, stage 2's canonicalize), whose state is that stage's.
 import chalk from 'chalk'
-import { course, type Stage } from './course.ts'
-import { repoRoot } from './paths.ts'
+import { course, type Stage } from '../harness/course.ts'
+import { repoRoot } from '../harness/paths.ts'
 import type { GradeResult } from './runner.ts'
 import { isUntouched } from './starters.ts'
-import { describeSource, type Source } from './workspace.ts'
+import { describeSource, type Source } from '../harness/workspace.ts'
 
 export type StageState = 'passed' | 'failed' | 'not started'
 

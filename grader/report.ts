@@ -1,10 +1,11 @@
 // How a grade looks in a terminal.
 import chalk from 'chalk'
 import type { Check } from './check.ts'
-import type { Stage } from './course.ts'
-import { describeResponse, toCurl, type Exchange } from './http.ts'
+import type { Stage } from '../harness/course.ts'
+import { describeResponse, toCurl, type Exchange } from '../harness/http.ts'
 import type { KeptServer } from './keep.ts'
-import type { CheckResult, GradeResult } from './runner.ts'
+import type { CheckResult } from './checkResult.ts'
+import type { GradeResult } from './runner.ts'
 import { isNotRun } from './startFailure.ts'
 
 const indent = (text: string, pad: string) =>

@@ -2,40 +2,22 @@
 // server processes. Generic: what to check lives in grader/checks/.
 import { randomBytes } from 'node:crypto'
 import { setMaxListeners } from 'node:events'
-import { BankClient } from './bankClient.ts'
-import { CheckFailure, type Check, type CheckContext, type StartOptions } from './check.ts'
+import { BankClient } from '../harness/bankClient.ts'
+import type { Check, CheckContext, StartOptions } from './check.ts'
+import { CheckFailure } from '../harness/failure.ts'
 import { checkTimeLimit, TimeoutError } from './checkTimer.ts'
 import { checksFor } from './checks/index.ts'
 import { deniedSolutionRead, describeRefusals, findCopiedAnswers } from './copiedAnswers.ts'
-import { course, stageByNumber, type Stage } from './course.ts'
-import { HttpClient, type Exchange } from './http.ts'
+import { course, stageByNumber, type Stage } from '../harness/course.ts'
+import { HttpClient, type Exchange } from '../harness/http.ts'
 import { keepServer, type KeptServer } from './keep.ts'
 import { sandboxExports } from './learnerCode.ts'
-import { Rng } from './rng.ts'
-import { stageSandbox } from './sandbox.ts'
-import { ServerProcess, ServerStartError } from './spawnServer.ts'
+import { Rng } from '../harness/rng.ts'
+import { stageSandbox } from '../harness/sandbox.ts'
+import { ServerProcess, ServerStartError } from '../harness/spawnServer.ts'
+import type { CheckResult, CheckStatus } from './checkResult.ts'
 import { failedToStart, notRun } from './startFailure.ts'
-import { describeSource, Workspace, type Source } from './workspace.ts'
-
-export type CheckStatus = 'pass' | 'fail' | 'timeout' | 'error'
-
-export type CheckResult = {
-  id: string
-  stage: number
-  title: string
-  passed: boolean
-  status: CheckStatus
-  /** Points earned: all of the check's points when it passes, else what it awarded (ctx.award), 0 by default. */
-  points: number
-  maxPoints: number
-  message: string
-  hint: string
-  notes: string[]
-  durationMs: number
-  /** Proof of which random inputs the check drew (same seed, same digest). */
-  inputs: { draws: number; digest: string }
-  failure?: { exchange?: Exchange; expected?: string; got?: string; serverLog?: string }
-}
+import { describeSource, Workspace, type Source } from '../harness/workspace.ts'
 
 export type GradeResult = {
   stage: number

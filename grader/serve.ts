@@ -8,9 +8,9 @@ import { spawn } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { findStage } from './course.ts'
+import { findStage } from '../harness/course.ts'
 import { createDemo, demoCurls } from './serveDemo.ts'
-import { repoRoot } from './paths.ts'
+import { repoRoot } from '../harness/paths.ts'
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

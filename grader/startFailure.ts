@@ -3,9 +3,9 @@
 // other check is listed as not run.
 import { relative } from 'node:path'
 import type { Check } from './check.ts'
-import type { Stage } from './course.ts'
-import { repoRoot } from './paths.ts'
-import type { CheckResult } from './runner.ts'
+import type { Stage } from '../harness/course.ts'
+import { repoRoot } from '../harness/paths.ts'
+import type { CheckResult } from './checkResult.ts'
 
 /** esbuild's compile errors: "/path/file.ts:21:10: ERROR: Unexpected "="". */
 const COMPILE_ERROR = /^(\S.*?):(\d+):(\d+): ERROR: (.*)$/m

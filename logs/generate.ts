@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { repoRoot } from '#grader/paths.ts'
+import { repoRoot } from '#harness/paths.ts'
 import { parseDay } from './format.ts'
 import { DAY_ATTEMPTS, DAY_FILE, DAY_SEED, generateDay } from './generator.ts'
 

@@ -1,7 +1,7 @@
 // Generates the request log of one day from a seed. The same seed and size
 // always give the same bytes (test/day.generate.test.ts checks the committed
 // day against a fresh generation).
-import { Rng } from '#grader/rng.ts'
+import { Rng } from '#harness/rng.ts'
 import { BATCH_GAP_MS, BATCH_RUNS, PROFILES } from './clients.ts'
 import { formatLine, formatTime, isTimeOfDay, parseTime, type AttemptLine, type ClientName } from './format.ts'
 import { IntentPlanner, type PlannedIntent } from './intents.ts'

@@ -2,7 +2,7 @@
 // each intent's client, incident kind, payload, and the shape of its attempts
 // (their faults and their delays after the first). generator.ts lays them out
 // in time.
-import type { Rng } from '#grader/rng.ts'
+import type { Rng } from '#harness/rng.ts'
 import { accountName, JITTER, lowAccountName, PROFILES, type ClientProfile } from './clients.ts'
 import { expectOf, type Cause, type ClientName, type Expect, type Fault, type IncidentKind } from './format.ts'
 import type { Json } from './serialize.ts'

@@ -1,7 +1,7 @@
 // How each client's JSON library writes the same payload. The bytes differ,
 // the JSON value does not: exactly what a fingerprint over the raw text gets
 // wrong and a canonical fingerprint (RFC 8785) gets right.
-import type { Rng } from '#grader/rng.ts'
+import type { Rng } from '#harness/rng.ts'
 
 export type Style =
   /** JavaScript's JSON.stringify: compact, keys in insertion order. */

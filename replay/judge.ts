@@ -1,7 +1,7 @@
 // Compares what happened (the final ledger and every answer) with the ground
 // truth of the log, and counts the damage. Definitions: logs/README.md.
-import type { Exchange } from '#grader/http.ts'
-import type { Ledger } from '#grader/bankClient.ts'
+import type { Exchange } from '#harness/http.ts'
+import type { Ledger } from '#harness/bankClient.ts'
 import { expectOf, type Expect, type IncidentKind } from '../logs/format.ts'
 import { CATEGORIES, zeroByKind, zeroFigures, type CategoryId, type DamageReport, type Figures } from './damage.ts'
 import type { AttemptRecord } from './replayer.ts'

@@ -1,10 +1,10 @@
 // Whose code a replayed stage ran: the learner's, the starter exactly as the
 // course ships it (a stage not begun, whose figures say nothing about the
 // learner), or the reference solution. The chart and the tables say which.
-import type { Stage } from '#grader/course.ts'
-import { repoRoot } from '#grader/paths.ts'
+import type { Stage } from '#harness/course.ts'
+import { repoRoot } from '#harness/paths.ts'
 import { isUntouched } from '#grader/starters.ts'
-import type { Source } from '#grader/workspace.ts'
+import type { Source } from '#harness/workspace.ts'
 
 export type CodeKind = 'learner' | 'untouched starter' | 'solution'
 

@@ -14,8 +14,8 @@
 //   provably inside the server (held in the core simulator), and then the
 //   server is SIGKILLed and started again on the same database.
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Customer } from '#grader/bankClient.ts'
-import type { Exchange, RequestSpec } from '#grader/http.ts'
+import type { Customer } from '#harness/bankClient.ts'
+import type { Exchange, RequestSpec } from '#harness/http.ts'
 import { parseTime, type AttemptLine } from '../logs/format.ts'
 import { FAULT_HEADER } from './proxy.ts'
 import type { Sender } from './sender.ts'

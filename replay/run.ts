@@ -1,11 +1,11 @@
 // Replays a day against one stage: starts the stage's server and the fault
 // proxy, creates the clients and accounts, replays, reads the ledger, judges.
 import { createHash, randomBytes } from 'node:crypto'
-import { BankClient } from '#grader/bankClient.ts'
-import { stageByNumber } from '#grader/course.ts'
-import { HttpClient } from '#grader/http.ts'
-import { ServerProcess } from '#grader/spawnServer.ts'
-import { describeSource, Workspace, type Source } from '#grader/workspace.ts'
+import { BankClient } from '#harness/bankClient.ts'
+import { stageByNumber } from '#harness/course.ts'
+import { HttpClient } from '#harness/http.ts'
+import { ServerProcess } from '#harness/spawnServer.ts'
+import { describeSource, Workspace, type Source } from '#harness/workspace.ts'
 import { parseDay } from '../logs/format.ts'
 import type { DamageReport } from './damage.ts'
 import { judge } from './judge.ts'

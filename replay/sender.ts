@@ -1,7 +1,7 @@
 // Sends attempts through the fault proxy, with the grader's HTTP client (so
 // every attempt is an Exchange that can be shown as a curl command).
 import { Client, Pool } from 'undici'
-import { HttpClient, type Exchange, type RequestSpec } from '#grader/http.ts'
+import { HttpClient, type Exchange, type RequestSpec } from '#harness/http.ts'
 
 export class Sender {
   private readonly http = new HttpClient(() => undefined)
@@ -28,7 +28,7 @@ export class Sender {
   /**
    * All at the same instant, each on its own connection: the connections are
    * opened and warmed first, then every request is written in one synchronous
-   * loop (the barrier of grader/http.ts, keeping each exchange even if another fails).
+   * loop (the barrier of harness/http.ts, keeping each exchange even if another fails).
    */
   async burst(specs: RequestSpec[]): Promise<Exchange[]> {
     const clients = specs.map(() => new Client(this.url, { pipelining: 1 }))

@@ -2,7 +2,7 @@
 // client of the log (through the admin API) and opens every account the log
 // mentions, then rewrites each body's account names into real account ids.
 import pLimit from 'p-limit'
-import type { BankClient, Customer } from '#grader/bankClient.ts'
+import type { BankClient, Customer } from '#harness/bankClient.ts'
 import { PROFILES } from '../logs/clients.ts'
 import { CLIENTS, expectOf, type AttemptLine, type ClientName } from '../logs/format.ts'
 import { LOW_BALANCE } from '../logs/intents.ts'

@@ -9,10 +9,10 @@
 import { parseArgs } from 'node:util'
 import chalk from 'chalk'
 import pLimit from 'p-limit'
-import { course } from '../grader/course.ts'
+import { course } from '../harness/course.ts'
 import { mutants } from '../grader/mutants/index.ts'
 import { materialize } from '../grader/mutants/mutant.ts'
-import { installSignalCleanup } from '../grader/processes.ts'
+import { installSignalCleanup } from '../harness/processes.ts'
 import { grade } from '../grader/runner.ts'
 
 installSignalCleanup()

@@ -4,9 +4,9 @@ import { execFileSync, spawn } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { course } from '#grader/course.ts'
+import { course } from '#harness/course.ts'
 import type { GradeAllResult } from '#grader/gradeAll.ts'
-import { repoRoot } from '#grader/paths.ts'
+import { repoRoot } from '#harness/paths.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 const scratch = scratchDir('closed-book')

@@ -7,10 +7,10 @@ import { spawn } from 'node:child_process'
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { confinementArgs } from '#grader/confinement.ts'
+import { confinementArgs } from '#harness/confinement.ts'
 import { deniedSolutionRead, findCopiedAnswers } from '#grader/copiedAnswers.ts'
-import { stageByNumber } from '#grader/course.ts'
-import { repoRoot } from '#grader/paths.ts'
+import { stageByNumber } from '#harness/course.ts'
+import { repoRoot } from '#harness/paths.ts'
 import { gradeIn, scratchDir } from './helpers/scratch.ts'
 
 const scratch = scratchDir('copied')

@@ -6,10 +6,10 @@ import { join, relative, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { checksFor } from '#grader/checks/index.ts'
-import { course, findStage } from '#grader/course.ts'
+import { course, findStage } from '#harness/course.ts'
 import { mutants } from '#grader/mutants/index.ts'
 import { materialize } from '#grader/mutants/mutant.ts'
-import { repoRoot } from '#grader/paths.ts'
+import { repoRoot } from '#harness/paths.ts'
 
 const stagesRoot = resolve(repoRoot, 'stages')
 const solutionsRoot = resolve(repoRoot, 'solutions')

@@ -4,8 +4,8 @@
 import { cpSync, mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { stageByNumber } from '#grader/course.ts'
-import { repoRoot } from '#grader/paths.ts'
+import { stageByNumber } from '#harness/course.ts'
+import { repoRoot } from '#harness/paths.ts'
 import { gradeIn, scratchDir } from './helpers/scratch.ts'
 
 const scratch = scratchDir('cross-stage')

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-import { repoRoot } from '#grader/paths.ts'
+import { repoRoot } from '#harness/paths.ts'
 import { parseDay, parseTime } from '../logs/format.ts'
 import { DAY_ATTEMPTS, DAY_FILE, DAY_SEED, generateDay } from '../logs/generator.ts'
 

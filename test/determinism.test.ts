@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { stageByNumber } from '#grader/course.ts'
+import { stageByNumber } from '#harness/course.ts'
 import type { GradeResult } from '#grader/runner.ts'
 import { runCliDirectly, runGradeCli } from './helpers/cli.ts'
 import { leftoverAfter, processesWithMarker } from './helpers/procs.ts'

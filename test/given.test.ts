@@ -6,8 +6,8 @@ import { join, relative, resolve } from 'node:path'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import { findCopiedAnswers, givenStage } from '#grader/copiedAnswers.ts'
-import { course } from '#grader/course.ts'
-import { repoRoot } from '#grader/paths.ts'
+import { course } from '#harness/course.ts'
+import { repoRoot } from '#harness/paths.ts'
 
 const givenRoot = resolve(repoRoot, 'given')
 const givenFiles = readdirSync(givenRoot, { recursive: true, encoding: 'utf8' })

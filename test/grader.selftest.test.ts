@@ -5,9 +5,10 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { stageByNumber } from '#grader/course.ts'
-import { repoRoot } from '#grader/paths.ts'
-import type { CheckResult, GradeOptions, GradeResult } from '#grader/runner.ts'
+import { stageByNumber } from '#harness/course.ts'
+import { repoRoot } from '#harness/paths.ts'
+import type { CheckResult } from '#grader/checkResult.ts'
+import type { GradeOptions, GradeResult } from '#grader/runner.ts'
 import { descendantsOf, leftoverAfter, pidAlive, processesWithMarker } from './helpers/procs.ts'
 import { gradeIn, scratchDir } from './helpers/scratch.ts'
 

@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { checksFor } from '#grader/checks/index.ts'
-import { course } from '#grader/course.ts'
+import { course } from '#harness/course.ts'
 import { mutants } from '#grader/mutants/index.ts'
-import { repoRoot } from '#grader/paths.ts'
+import { repoRoot } from '#harness/paths.ts'
 
 type Row = { stage: number; property: string; check: string; inputs: string; mutants: string[]; none?: string }
 

@@ -12,7 +12,7 @@ import { PLAIN, respell, serialize, type Style } from '#grader/checks/jsonVarian
 import { APPENDIX_B, canonicalizeCases, double } from '#grader/checks/rfc8785.ts'
 import { materialize } from '#grader/mutants/mutant.ts'
 import { stage2Mutants } from '#grader/mutants/stage2.ts'
-import { Rng } from '#grader/rng.ts'
+import { Rng } from '#harness/rng.ts'
 import { grade } from '#grader/runner.ts'
 import { stageSuite } from './helpers/stageSuite.ts'
 

@@ -4,8 +4,8 @@
 import { appendFileSync, cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { course } from '#grader/course.ts'
-import { repoRoot } from '#grader/paths.ts'
+import { course } from '#harness/course.ts'
+import { repoRoot } from '#harness/paths.ts'
 import { isUntouched, STARTER_HASHES, starterHashList } from '#grader/starters.ts'
 import { scratchDir } from './helpers/scratch.ts'
 

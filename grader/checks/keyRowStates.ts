@@ -8,7 +8,7 @@
 // clock reading (the lease, the claim time) but names who holds the claim.
 import Database from 'better-sqlite3'
 import { expectStatus, fail, type Check } from '../check.ts'
-import type { Reply } from '../http.ts'
+import type { Reply } from '../../harness/http.ts'
 import { sleepUntil } from './clock.ts'
 import { openParties, type Party } from './fixtures.ts'
 import { answeredOrInCore, holdInCore, pending, plan } from './inFlight.ts'

@@ -8,9 +8,9 @@
 // enough from the lease's end that no delay of a loaded machine can move it
 // across; when a probe's own answer comes back too late to tell, the check
 // says so instead of guessing.
-import type { BankClient, TransferBody } from '../bankClient.ts'
+import type { BankClient, TransferBody } from '../../harness/bankClient.ts'
 import { expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
-import type { Reply } from '../http.ts'
+import type { Reply } from '../../harness/http.ts'
 import { CLOCK_SLACK_MS, sleepUntil } from './clock.ts'
 import { is2xx, newRows, openParties, type Party } from './fixtures.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'

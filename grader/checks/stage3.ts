@@ -7,9 +7,9 @@
 // long as the check needs. The checks never sleep and hope; they poll the
 // core's `inflight` count to know where each request is.
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { TransferBody } from '../bankClient.ts'
+import type { TransferBody } from '../../harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../check.ts'
-import type { Reply } from '../http.ts'
+import type { Reply } from '../../harness/http.ts'
 import { is2xx, newRows, openParties } from './fixtures.ts'
 import { answeredOrInCore, expectExactlyOnce, expectRetryAfter, holdInCore, pending, plan } from './inFlight.ts'
 import { rowChecks } from './keyRowStates.ts'

@@ -9,9 +9,9 @@
 // fractions of the TTL, so a wrong server is still caught when the machine is
 // slow. Expiry is judged by the ledger and the body (retryVerdict.ts), never
 // by the Idempotent-Replayed marker.
-import type { BankClient } from '../bankClient.ts'
+import type { BankClient } from '../../harness/bankClient.ts'
 import { expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
-import type { Reply } from '../http.ts'
+import type { Reply } from '../../harness/http.ts'
 import { CLOCK_SLACK_MS, sleepUntil, timed, type Timed } from './clock.ts'
 import { openParties, type Party } from './fixtures.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'

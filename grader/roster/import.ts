@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import chalk from 'chalk'
-import { stageByNumber } from '../course.ts'
+import { stageByNumber } from '../../harness/course.ts'
 import { parseGradeResult } from './resultSchema.ts'
 import { DEFAULT_STORE, DuplicateRunError, ResultsStore } from './store.ts'
 

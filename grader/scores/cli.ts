@@ -2,7 +2,7 @@
 import { existsSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { findStage } from '../course.ts'
+import { findStage } from '../../harness/course.ts'
 import { DEFAULT_STORE, ResultsStore } from '../roster/store.ts'
 import { renderCsv } from './csv.ts'
 import { renderHtml } from './html.ts'

@@ -3,10 +3,10 @@
 import { randomBytes } from 'node:crypto'
 import { join, resolve } from 'node:path'
 import { expect } from 'vitest'
-import { BankClient, type Customer, type Ledger } from '#grader/bankClient.ts'
-import { HttpClient, type Exchange, type Reply } from '#grader/http.ts'
-import { repoRoot } from '#grader/paths.ts'
-import { ServerProcess } from '#grader/spawnServer.ts'
+import { BankClient, type Customer, type Ledger } from '#harness/bankClient.ts'
+import { HttpClient, type Exchange, type Reply } from '#harness/http.ts'
+import { repoRoot } from '#harness/paths.ts'
+import { ServerProcess } from '#harness/spawnServer.ts'
 
 export const STAGE0_SOLUTION = resolve(repoRoot, 'solutions', '00-unprotected')
 

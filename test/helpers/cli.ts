@@ -2,7 +2,7 @@
 // TMPDIR pointing at a folder of the test's so the servers it starts carry
 // that folder in their LAB_DB (see scratch.ts).
 import { spawn, type ChildProcess } from 'node:child_process'
-import { repoRoot } from '#grader/paths.ts'
+import { repoRoot } from '#harness/paths.ts'
 
 export type CliRun = {
   child: ChildProcess

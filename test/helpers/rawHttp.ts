@@ -3,7 +3,7 @@
 // per connection (Connection: close); the answer is read until the server
 // closes, then parsed just enough to assert on.
 import { connect } from 'node:net'
-import type { Exchange } from '#grader/http.ts'
+import type { Exchange } from '#harness/http.ts'
 
 export type RawReply = {
   status: number

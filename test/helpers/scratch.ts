@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { onCleanup } from '#grader/processes.ts'
+import { onCleanup } from '#harness/processes.ts'
 import { grade, type GradeOptions, type GradeResult } from '#grader/runner.ts'
 
 const systemTmp = tmpdir()

@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs'
 import pLimit from 'p-limit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checksFor } from '#grader/checks/index.ts'
-import { stageByNumber } from '#grader/course.ts'
+import { stageByNumber } from '#harness/course.ts'
 import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
 import { grade, type GradeOptions, type GradeResult } from '#grader/runner.ts'
 

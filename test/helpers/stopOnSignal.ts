@@ -3,6 +3,6 @@
 // worker without running any cleanup. This makes it stop the servers its
 // tests started (they run in process groups of their own) and remove their
 // temporary folders first, as the grader's own command-line tools do.
-import { installSignalCleanup } from '#grader/processes.ts'
+import { installSignalCleanup } from '#harness/processes.ts'
 
 installSignalCleanup()

@@ -4,7 +4,6 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import type { ScanTarget } from './copiedAnswers.ts'
 import { quote } from 'shell-quote'
 import type { Stage } from './course.ts'
 import { onCleanup } from './processes.ts'
@@ -16,6 +15,20 @@ export type Source = { kind: 'starter' } | { kind: 'solution' } | { kind: 'dir';
 /** The options that name `source`, shell-quoted: a folder name is the learner's choice, and gets pasted into a shell. */
 export function describeSource(source: Source): string {
   return source.kind === 'starter' ? '' : source.kind === 'solution' ? ' --solution' : ` ${quote(['--dir', source.path])}`
+}
+
+/** What the copied-answer scan (grader/copiedAnswers.ts) looks at for one stage. */
+export type ScanTarget = {
+  /** The stage whose files these are: it may use given pieces of earlier stages only. */
+  stage: number
+  /** The folder the files run from (this course's stage folder, or an overlay of it). */
+  dir: string
+  /** What a learner calls this folder, e.g. `stages/05-scope-ttl`: used in the messages. */
+  shownAs: string
+  /** The learner's own copy of the folder, when grading another checkout: relative paths are resolved from there too. */
+  original?: string
+  /** That checkout's root: its solutions/ is refused as well as ours. */
+  checkout?: string
 }
 
 export class Workspace {

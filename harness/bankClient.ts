@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { HttpClient, Reply, RequestSpec } from './http.ts'
 import type { ServerProcess } from './spawnServer.ts'
-import { CheckFailure } from './check.ts'
+import { CheckFailure } from './failure.ts'
 
 export type Customer = { id: string; name: string; apiKey: string }
 export type LedgerEntry = { id: string; kind: string; clientId: string; from: string | null; to: string; amount: number; createdAt: string }

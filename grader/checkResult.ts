@@ -1,0 +1,23 @@
+// What one check came to: the runner produces it, the reports print it, and
+// the start-failure helpers build it for checks that never ran.
+import type { Exchange } from '../harness/http.ts'
+
+export type CheckStatus = 'pass' | 'fail' | 'timeout' | 'error'
+
+export type CheckResult = {
+  id: string
+  stage: number
+  title: string
+  passed: boolean
+  status: CheckStatus
+  /** Points earned: all of the check's points when it passes, else what it awarded (ctx.award), 0 by default. */
+  points: number
+  maxPoints: number
+  message: string
+  hint: string
+  notes: string[]
+  durationMs: number
+  /** Proof of which random inputs the check drew (same seed, same digest). */
+  inputs: { draws: number; digest: string }
+  failure?: { exchange?: Exchange; expected?: string; got?: string; serverLog?: string }
+}
