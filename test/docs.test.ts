@@ -1,0 +1,50 @@
+// The docs that restate the checks (stage READMEs) or the point totals
+// (docs/instructors.md) hold generated blocks: each must be what
+// `npm run docs:tables` writes from grader/checks and course.json today.
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { checksFor } from '#grader/checks/index.ts'
+import { course } from '#grader/course.ts'
+import { repoRoot } from '#grader/paths.ts'
+import { cumulativePoints, generatedDocs } from '../scripts/docTables.ts'
+
+const read = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8')
+
+describe('generated doc blocks', () => {
+  for (const doc of generatedDocs()) {
+    it(`${doc.path} is up to date`, () => {
+      const text = read(doc.path)
+      expect(text, `${doc.path} differs from its generated blocks: run npm run docs:tables`).toBe(doc.render(text))
+    })
+  }
+
+  it('a stage README lists every check of its stage, with its points, in the grader order', () => {
+    for (const stage of course.stages) {
+      const text = read(`stages/${stage.folder}/README.md`)
+      const ids = [...text.matchAll(/^\| `([a-z0-9-]+)` \| (\d+) \|/gm)].map((m) => `${m[1]}:${m[2]}`)
+      expect(ids, stage.folder).toEqual(checksFor(stage.number).map((c) => `${c.id}:${c.points}`))
+    }
+  })
+
+  it('the render notices a stale table and a stale total', () => {
+    const [readme, instructors] = [generatedDocs()[1], generatedDocs().at(-1)]
+    if (!readme || !instructors) throw new Error('no generated docs')
+    const text = read(readme.path)
+    const first = checksFor(1)[0]
+    if (!first) throw new Error('stage 1 has no checks')
+    const stale = text.replace(`| \`${first.id}\` | ${first.points} |`, `| \`${first.id}\` | ${first.points + 1} |`)
+    expect(stale).not.toBe(text)
+    expect(readme.render(stale)).toBe(text)
+    const last = course.stages.length - 1
+    const scores = read(instructors.path)
+    const total = `stage ${last}    0/${cumulativePoints(last)}`
+    expect(scores).toContain(total)
+    expect(instructors.render(scores.replace(total, `stage ${last}    0/1`))).toBe(scores)
+  })
+
+  it('a README without its block is refused, not silently skipped', () => {
+    const readme = generatedDocs()[0]
+    expect(() => readme?.render('# no block here\n')).toThrow(/checks:begin/)
+  })
+})
