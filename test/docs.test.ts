@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest'
 import { checksFor } from '#grader/checks/index.ts'
 import { course } from '#grader/course.ts'
 import { repoRoot } from '#grader/paths.ts'
+import { FAULTS, KIND_TABLE } from '../logs/faults.ts'
+import { DAY_FILE } from '../logs/generator.ts'
 import { cumulativePoints, generatedDocs } from '../scripts/docTables.ts'
 
 const read = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8')
@@ -46,5 +48,27 @@ describe('generated doc blocks', () => {
   it('a README without its block is refused, not silently skipped', () => {
     const readme = generatedDocs()[0]
     expect(() => readme?.render('# no block here\n')).toThrow(/checks:begin/)
+  })
+})
+
+describe('logs/README.md against logs/faults.ts and the committed day', () => {
+  const readme = read('logs/README.md')
+
+  it('the mix table lists every incident kind, in the table order, with its count of intents in the day', () => {
+    const firsts = new Map<string, string>()
+    for (const row of read(DAY_FILE).split('\n').filter(Boolean)) {
+      const { intent, kind } = JSON.parse(row) as { intent: string; kind: string }
+      if (!firsts.has(intent)) firsts.set(intent, kind)
+    }
+    const count = (kind: string) => [...firsts.values()].filter((k) => k === kind).length
+    // shared-key intents come in pairs (two clients, one key string), and the README counts pairs.
+    const stated = (kind: string) => (kind === 'shared-key' ? `${count(kind) / 2} pairs` : count(kind).toLocaleString('en-US'))
+    const rows = [...readme.matchAll(/^\| `([a-z-]+)` \| ([\d,]+(?: pairs)?) \|/gm)].map((m) => `${m[1]} ${m[2]}`)
+    expect(rows).toEqual(KIND_TABLE.map(({ kind }) => `${kind} ${stated(kind)}`))
+  })
+
+  it('the fault field names every fault', () => {
+    const field = readme.split('\n').find((l) => l.startsWith('| `fault` |')) ?? ''
+    for (const fault of FAULTS) expect(field, fault).toContain(`\`${fault}\``)
   })
 })
