@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { checksFor } from '#grader/checks/index.ts'
 import { course } from '#grader/course.ts'
 import { repoRoot } from '#grader/paths.ts'
-import { FAULTS, KIND_TABLE } from '../logs/faults.ts'
+import { FAULTS, type IncidentKind, KIND_TABLE } from '../logs/faults.ts'
 import { DAY_FILE } from '../logs/generator.ts'
 import { cumulativePoints, generatedDocs } from '../scripts/docTables.ts'
 
@@ -65,6 +65,19 @@ describe('logs/README.md against logs/faults.ts and the committed day', () => {
     const stated = (kind: string) => (kind === 'shared-key' ? `${count(kind) / 2} pairs` : count(kind).toLocaleString('en-US'))
     const rows = [...readme.matchAll(/^\| `([a-z-]+)` \| ([\d,]+(?: pairs)?) \|/gm)].map((m) => `${m[1]} ${m[2]}`)
     expect(rows).toEqual(KIND_TABLE.map(({ kind }) => `${kind} ${stated(kind)}`))
+  })
+
+  it("every intent's first attempt in the day carries its kind's fault from the table", () => {
+    const seen = new Set<string>()
+    for (const row of read(DAY_FILE).split('\n').filter(Boolean)) {
+      const { kind, fault, attempt } = JSON.parse(row) as { kind: IncidentKind; fault: string; attempt: number }
+      if (attempt === 1) seen.add(`${kind} ${fault}`)
+    }
+    // insufficient-funds: the planner drops the 402 of only some of them.
+    const expected = KIND_TABLE.flatMap(({ kind, firstFault }) =>
+      kind === 'insufficient-funds' ? [`${kind} ${firstFault}`, `${kind} none`] : [`${kind} ${firstFault}`],
+    )
+    expect([...seen].sort()).toEqual(expected.sort())
   })
 
   it('the fault field names every fault', () => {
