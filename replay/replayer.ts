@@ -185,12 +185,13 @@ export async function replay(
     await control.killAndRestart()
   }
 
+  /** Line k is inside the server when it is killed (logs/faults.ts: played by a restart). */
+  const killed = (k: number) => faultRow(lines[k]!.fault).play === 'restart'
   let i = 0
   while (i < lines.length) {
     const t = lines[i]!.t
     let end = i
     while (end < lines.length && lines[end]!.t === t) end++
-    const killed = (k: number) => faultRow(lines[k]!.fault).play === 'restart'
     if (killed(i)) {
       // The whole group of requests inside the server at the kill.
       while (end < lines.length && killed(end)) end++
