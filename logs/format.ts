@@ -3,44 +3,14 @@
 // every field. Field order is fixed so that a seed reproduces the file byte
 // for byte.
 import { z } from 'zod'
+import { FAULTS, KINDS } from './faults.ts'
 
 export const CLIENTS = ['mobile-app', 'web-app', 'teller-desk', 'partner-batch'] as const
 export type ClientName = (typeof CLIENTS)[number]
 
-/** What happened to the intent that day: the damage report is broken down by these. */
-export const KINDS = [
-  'plain',
-  'gateway-timeout',
-  'reserialized-retry',
-  'connection-reset',
-  'double-tap',
-  'teller-amendment',
-  'shared-key',
-  'server-restart',
-  'insufficient-funds',
-] as const
-export type IncidentKind = (typeof KINDS)[number]
-
-/**
- * The ground truth of an intent, which the server never sees, follows from its kind:
- * - executes: moves its money exactly once;
- * - insufficient-funds: is refused with 402 and moves nothing;
- * - amendment-refused: the first amount moves exactly once, and the amended
- *   resubmission under the same key must not be acknowledged as if applied.
- */
-export type Expect = 'executes' | 'insufficient-funds' | 'amendment-refused'
-
-export function expectOf(kind: IncidentKind): Expect {
-  return kind === 'insufficient-funds' ? 'insufficient-funds' : kind === 'teller-amendment' ? 'amendment-refused' : 'executes'
-}
-
 /** Why this attempt was sent. Retries are sent only while the client still has no final answer. */
 export const CAUSES = ['first', 'double-tap', 'retry', 'amendment'] as const
 export type Cause = (typeof CAUSES)[number]
-
-/** What the network (or the operator) does to this attempt during the replay. */
-export const FAULTS = ['none', 'drop-response', 'reset-before', 'server-killed'] as const
-export type Fault = (typeof FAULTS)[number]
 
 const TIME = /^(\d{2}):(\d{2}):(\d{2})\.(\d{3})$/
 

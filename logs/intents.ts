@@ -4,7 +4,8 @@
 // in time.
 import type { Rng } from '#harness/rng.ts'
 import { accountName, JITTER, lowAccountName, PROFILES, type ClientProfile } from './clients.ts'
-import { expectOf, type Cause, type ClientName, type Expect, type Fault, type IncidentKind } from './format.ts'
+import { expectOf, type Expect, type Fault, type IncidentKind, kindRow } from './faults.ts'
+import type { Cause, ClientName } from './format.ts'
 import type { Json } from './serialize.ts'
 
 export type Payload = { [key: string]: Json }
@@ -112,13 +113,20 @@ export class IntentPlanner {
     )
   }
 
-  /** One fault, and sometimes a second one on the first retry: retries with backoff. */
-  private faults(first: Fault): Fault[] {
-    return this.rng.chance(0.12) ? [first, 'reset-before'] : [first]
+  /** The fault that makes `kind` (logs/faults.ts), on the first attempt; none for a kind without one. */
+  private firstFault(kind: IncidentKind): Fault[] {
+    const { firstFault } = kindRow(kind)
+    return firstFault === 'none' ? [] : [firstFault]
+  }
+
+  /** The kind's fault, and sometimes a second one on the first retry: retries with backoff. */
+  private faults(kind: IncidentKind): Fault[] {
+    const first = this.firstFault(kind)
+    return this.rng.chance(0.12) ? [...first, 'reset-before'] : first
   }
 
   plain(client: ClientName): PlannedIntent {
-    return this.chain(client, 'plain', [], this.pathFor(client))
+    return this.chain(client, 'plain', this.firstFault('plain'), this.pathFor(client))
   }
 
   private pathFor(client: ClientName): PlannedIntent['path'] {
@@ -133,13 +141,13 @@ export class IntentPlanner {
     const interactive = client === 'mobile-app' || client === 'web-app'
     // The response is lost: same bytes again, or re-serialized by the client's library.
     const timeoutKind: IncidentKind = p.reserializes ? 'reserialized-retry' : 'gateway-timeout'
-    if (roll < 50) return this.chain(client, timeoutKind, this.faults('drop-response'), this.pathFor(client))
-    if (roll < 80) return this.chain(client, 'connection-reset', this.faults('reset-before'), this.pathFor(client))
+    if (roll < 50) return this.chain(client, timeoutKind, this.faults(timeoutKind), this.pathFor(client))
+    if (roll < 80) return this.chain(client, 'connection-reset', this.faults('connection-reset'), this.pathFor(client))
     if (interactive && roll < 110)
       return this.intent(client, 'double-tap', (payload) =>
         (['first', 'double-tap'] as const).map((cause) => ({ cause, fault: 'none', offsetMs: 0, payload, retryStyle: false })),
       )
-    if (interactive && roll < 125) return this.chain(client, 'insufficient-funds', rng.chance(0.5) ? ['drop-response'] : [])
+    if (interactive && roll < 125) return this.chain(client, 'insufficient-funds', rng.chance(0.5) ? this.firstFault('insufficient-funds') : [])
     return this.plain(client)
   }
 
@@ -156,7 +164,7 @@ export class IntentPlanner {
         amended = { ...payload, amount: corrected }
     }
     intent.attempts = [
-      { cause: 'first', fault: 'drop-response', offsetMs: 0, payload, retryStyle: false },
+      { cause: 'first', fault: kindRow('teller-amendment').firstFault, offsetMs: 0, payload, retryStyle: false },
       { cause: 'amendment', fault: 'none', offsetMs: this.rng.int(20, 90) * 1000, payload: amended, retryStyle: false },
     ]
     return intent
@@ -164,8 +172,8 @@ export class IntentPlanner {
 
   /** A web shop and a partner's batch both use order numbers as keys, from overlapping ranges. */
   sharedKeyPair(): [PlannedIntent, PlannedIntent] {
-    const first = this.chain('web-app', 'shared-key', [])
-    const second = this.chain('partner-batch', 'shared-key', [])
+    const first = this.chain('web-app', 'shared-key', this.firstFault('shared-key'))
+    const second = this.chain('partner-batch', 'shared-key', this.firstFault('shared-key'))
     second.keyFrom = first
     return [first, second]
   }
@@ -174,7 +182,7 @@ export class IntentPlanner {
   inFlightAtRestart(client: ClientName, msBeforeKill: number): PlannedIntent {
     const retries = this.retryOffsets(PROFILES[client], PROFILES[client].backoffSeconds.length, msBeforeKill)
     return this.intent(client, 'server-restart', (payload) => [
-      { cause: 'first', fault: 'server-killed', offsetMs: 0, payload, retryStyle: false },
+      { cause: 'first', fault: kindRow('server-restart').firstFault, offsetMs: 0, payload, retryStyle: false },
       ...retries.map((offsetMs): PlannedAttempt => ({ cause: 'retry', fault: 'none', offsetMs, payload, retryStyle: true })),
     ])
   }

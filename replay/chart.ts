@@ -3,21 +3,9 @@
 // stage stacked by incident kind, and the figures as a table underneath.
 // Every panel shares one scale, so bar heights compare across panels, and
 // every bar says whose code it ran (an untouched starter is drawn faded).
-import { KINDS, type IncidentKind } from '../logs/format.ts'
+import { KINDS, kindRow } from '../logs/faults.ts'
 import { CATEGORIES, type DamageReport } from './damage.ts'
 import { shortWon } from './report.ts'
-
-const COLORS: Record<IncidentKind, string> = {
-  plain: '#9e9e9e',
-  'gateway-timeout': '#e6550d',
-  'reserialized-retry': '#fd8d3c',
-  'connection-reset': '#31a354',
-  'double-tap': '#3182bd',
-  'teller-amendment': '#756bb1',
-  'shared-key': '#de2d26',
-  'server-restart': '#636363',
-  'insufficient-funds': '#bcbd22',
-}
 
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!)
 
@@ -47,7 +35,7 @@ function panel(reports: DamageReport[], c: (typeof CATEGORIES)[number], max: num
       if (!n) continue
       const h = (n / max) * plotH
       y -= h
-      parts.push(`<rect x="${x}" y="${y.toFixed(1)}" width="${barW}" height="${h.toFixed(1)}" fill="${COLORS[k]}"${faded}><title>stage ${r.stage} (${r.code}), ${k}: ${n} (${shortWon(r.byKind[k][c.amount])})</title></rect>`)
+      parts.push(`<rect x="${x}" y="${y.toFixed(1)}" width="${barW}" height="${h.toFixed(1)}" fill="${kindRow(k).color}"${faded}><title>stage ${r.stage} (${r.code}), ${k}: ${n} (${shortWon(r.byKind[k][c.amount])})</title></rect>`)
     }
     parts.push(`<text x="${x + barW / 2}" y="${y - 4}" class="n">${r[c.id]}</text>`)
     parts.push(`<text x="${x + barW / 2}" y="${H - bottom + 14}" class="n">stage ${r.stage}</text>`)
@@ -77,7 +65,7 @@ function figuresTable(reports: DamageReport[]): string {
 
 export function chartHtml(reports: DamageReport[]): string {
   const first = reports[0]!
-  const legend = KINDS.map((k) => `<span><i style="background:${COLORS[k]}"></i>${k}</span>`).join('')
+  const legend = KINDS.map((k) => `<span><i style="background:${kindRow(k).color}"></i>${k}</span>`).join('')
   const definitions = CATEGORIES.map((c) => `<dt>${esc(c.title)}</dt><dd>${esc(c.explain)}</dd>`).join('')
   const max = sharedMax(reports)
   const untouched = reports.filter((r) => r.code === 'untouched starter').map((r) => r.stage)

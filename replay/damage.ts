@@ -1,6 +1,6 @@
 // The damage report's vocabulary: each category, its JSON names, and the
 // sentence that explains it (logs/README.md has the full definitions).
-import { KINDS, type IncidentKind } from '../logs/format.ts'
+import { type FaultCounter, KINDS, type IncidentKind } from '../logs/faults.ts'
 import type { CodeKind } from './provenance.ts'
 
 export const CATEGORIES = [
@@ -66,7 +66,8 @@ export type DamageReport = {
   /** Wall time of the replay itself (accounts opened until the last answer). */
   replayMs: number
   attemptsPerSecond: number
-  faults: { dropResponse: number; resetBefore: number; cutByRestart: number; restarts: number }
+  /** How often the replay really applied each fault (logs/faults.ts), and how many restarts it made. */
+  faults: Record<FaultCounter, number> & { restarts: number }
   byKind: Record<IncidentKind, Figures>
   /** One concrete case per category, to start an investigation from. */
   examples: Partial<Record<CategoryId, string>>

@@ -2,7 +2,7 @@
 // truth of the log, and counts the damage. Definitions: logs/README.md.
 import type { Exchange } from '#harness/http.ts'
 import type { Ledger } from '#harness/bankClient.ts'
-import { expectOf, type Expect, type IncidentKind } from '../logs/format.ts'
+import { expectOf, faultRow, type Expect, type IncidentKind } from '../logs/faults.ts'
 import { CATEGORIES, zeroByKind, zeroFigures, type CategoryId, type DamageReport, type Figures } from './damage.ts'
 import type { AttemptRecord } from './replayer.ts'
 import type { World } from './world.ts'
@@ -95,7 +95,7 @@ export function judge(records: AttemptRecord[], ledger: Ledger, world: World): V
   // Who used which key string, in the order the attempts went out (for leaks).
   const usesOfKey = new Map<string, AttemptRecord[]>()
   for (const r of records) if (r.sent) usesOfKey.set(r.line.key, [...(usesOfKey.get(r.line.key) ?? []), r])
-  const reachedServer = (r: AttemptRecord) => r.sent && r.line.fault !== 'reset-before'
+  const reachedServer = (r: AttemptRecord) => r.sent && faultRow(r.line.fault).reachesServer
   const before = (a: AttemptRecord, b: AttemptRecord) => a !== b && (a.seq < b.seq || a.burst === b.burst)
   /**
    * A refusal (402, 403, 404) that is, byte for byte, one another client got

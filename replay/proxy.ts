@@ -14,7 +14,7 @@
 import { once } from 'node:events'
 import http, { type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Fault } from '../logs/format.ts'
+import { COUNTED_FAULTS, type CountedFault, FAULT_TABLE, type FaultCounter, type ProxyFault } from '../logs/faults.ts'
 
 export const FAULT_HEADER = 'x-lab-fault'
 
@@ -26,12 +26,8 @@ function forwardable(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeader
 
 export class FaultProxy {
   url = ''
-  /** How many times each fault was really applied. */
-  readonly applied: Record<Exclude<Fault, 'none' | 'server-killed'>, number> & { cutByCrash: number } = {
-    'drop-response': 0,
-    'reset-before': 0,
-    cutByCrash: 0,
-  }
+  /** How many times each fault was really applied; server-killed counts the connections the server's death cut. */
+  readonly applied = Object.fromEntries(COUNTED_FAULTS.map((f) => [f, 0])) as Record<CountedFault, number>
   private upstream: Promise<URL>
   private resolveUpstream: ((url: URL) => void) | undefined
   private agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
@@ -68,8 +64,14 @@ export class FaultProxy {
     this.agent.destroy()
   }
 
+  /** The applied counts under their names in the damage report (DamageReport.faults). */
+  counts(): Record<FaultCounter, number> {
+    const named = FAULT_TABLE.flatMap((row) => ('counter' in row ? [[row.counter, this.applied[row.fault]]] : []))
+    return Object.fromEntries(named) as Record<FaultCounter, number>
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse) {
-    const fault = req.headers[FAULT_HEADER]
+    const fault = req.headers[FAULT_HEADER] as ProxyFault | undefined
     if (fault === 'reset-before') {
       this.applied['reset-before']++
       req.socket.resetAndDestroy()
@@ -99,7 +101,7 @@ export class FaultProxy {
     })
     // The server died with this request inside it: the client's connection dies too.
     upstream.on('error', () => {
-      this.applied.cutByCrash++
+      this.applied['server-killed']++
       req.socket.destroy()
     })
     req.pipe(upstream)

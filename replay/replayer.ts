@@ -16,6 +16,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Customer } from '#harness/bankClient.ts'
 import type { Exchange, RequestSpec } from '#harness/http.ts'
+import { faultRow } from '../logs/faults.ts'
 import { parseTime, type AttemptLine } from '../logs/format.ts'
 import { FAULT_HEADER } from './proxy.ts'
 import type { Sender } from './sender.ts'
@@ -112,7 +113,7 @@ export async function replay(
     headers: {
       Authorization: `Bearer ${(world.customers.get(line.client) as Customer).apiKey}`,
       'Idempotency-Key': line.key,
-      ...(line.fault === 'drop-response' || line.fault === 'reset-before' ? { [FAULT_HEADER]: line.fault } : {}),
+      ...(faultRow(line.fault).play === 'proxy' ? { [FAULT_HEADER]: line.fault } : {}),
     },
   })
 
@@ -184,14 +185,16 @@ export async function replay(
     await control.killAndRestart()
   }
 
+  /** Line k is inside the server when it is killed (logs/faults.ts: played by a restart). */
+  const killed = (k: number) => faultRow(lines[k]!.fault).play === 'restart'
   let i = 0
   while (i < lines.length) {
     const t = lines[i]!.t
     let end = i
     while (end < lines.length && lines[end]!.t === t) end++
-    if (lines[i]!.fault === 'server-killed') {
+    if (killed(i)) {
       // The whole group of requests inside the server at the kill.
-      while (end < lines.length && lines[end]!.fault === 'server-killed') end++
+      while (end < lines.length && killed(end)) end++
       await restart(Array.from({ length: end - i }, (_, k) => i + k))
       i = end
       continue

@@ -1,7 +1,7 @@
 // The damage report in a terminal: one stage (incident kind × category), or
 // every stage side by side (category, then incident kind × stage).
 import chalk from 'chalk'
-import { KINDS } from '../logs/format.ts'
+import { FAULT_TABLE, KINDS } from '../logs/faults.ts'
 import { CATEGORIES, type DamageReport, type Figures } from './damage.ts'
 
 /** ₩ with a short scale: ₩950, ₩12.5K, ₩3.4M, ₩1.2B. */
@@ -50,11 +50,18 @@ export function printStageReport(r: DamageReport) {
   printFooter(r)
 }
 
+/** "12 responses dropped, 3 connections reset, …", in the fault table's order. */
+function faultFigures(faults: DamageReport['faults']): string {
+  return FAULT_TABLE.flatMap((row) =>
+    'counter' in row ? [`${faults[row.counter]} ${row.label.replace('{restarts}', String(faults.restarts))}`] : [],
+  ).join(', ')
+}
+
 export function printFooter(r: DamageReport) {
   console.log(
     chalk.dim(
       `\n${r.day.file}: ${r.day.lines} lines, ${r.day.intents} intents · ${r.requests} requests sent, ${r.skippedRetries} retries not needed · ` +
-        `faults: ${r.faults.dropResponse} responses dropped, ${r.faults.resetBefore} connections reset, ${r.faults.cutByRestart} cut by ${r.faults.restarts} restart(s) · ` +
+        `faults: ${faultFigures(r.faults)} · ` +
         `${(r.replayMs / 1000).toFixed(1)} s, ${r.attemptsPerSecond} requests/s`,
     ),
   )

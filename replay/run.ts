@@ -86,12 +86,7 @@ export async function replayStage(options: ReplayOptions): Promise<DamageReport>
       skippedRetries: records.length - requests,
       replayMs,
       attemptsPerSecond: Math.round((requests / replayMs) * 1000),
-      faults: {
-        dropResponse: proxy.applied['drop-response'],
-        resetBefore: proxy.applied['reset-before'],
-        cutByRestart: proxy.applied.cutByCrash,
-        restarts,
-      },
+      faults: { ...proxy.counts(), restarts },
       ...verdict.total,
       byKind: verdict.byKind,
       examples: verdict.examples,

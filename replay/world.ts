@@ -4,7 +4,8 @@
 import pLimit from 'p-limit'
 import type { BankClient, Customer } from '#harness/bankClient.ts'
 import { PROFILES } from '../logs/clients.ts'
-import { CLIENTS, expectOf, type AttemptLine, type ClientName } from '../logs/format.ts'
+import { expectOf } from '../logs/faults.ts'
+import { CLIENTS, type AttemptLine, type ClientName } from '../logs/format.ts'
 import { LOW_BALANCE } from '../logs/intents.ts'
 
 /**
