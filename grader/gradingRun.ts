@@ -30,7 +30,7 @@ export type GradeOptions = {
   startTimeoutMs?: number
   /** Called with every request and response, for --verbose. */
   onExchange?: (e: Exchange) => void
-  onCheckStart?: (check: Check, stage: Stage) => void
+  onCheckStart?: (stage: Stage, check: Check) => void
   onCheckEnd?: (result: CheckResult) => void
   /** Replace bank/main.ts (the grader's self-tests use scenario servers). */
   entry?: string

@@ -43,7 +43,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
   let kept: KeptServer | undefined
   try {
     for (const { check, stage } of checkOrder(run)) {
-      options.onCheckStart?.(check, stage)
+      options.onCheckStart?.(stage, check)
       const result = await gradeCheck(run, check, stage)
       results.push(result)
       options.onCheckEnd?.(result)

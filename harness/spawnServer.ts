@@ -144,6 +144,7 @@ export class ServerProcess {
     return this.startingTotalMs + (this.startingSince === undefined ? 0 : now - this.startingSince)
   }
 
+  /** Starts the server; after stop() or crash(), again on the same database file (the port may change). */
   async start(): Promise<void> {
     const since = performance.now()
     this.startingSince = since
@@ -248,10 +249,5 @@ export class ServerProcess {
     signalGroup(this.child, 'SIGKILL')
     await exited
     this.stopping = false
-  }
-
-  /** Start again on the same database file (the port may change). */
-  async restart(): Promise<void> {
-    await this.start()
   }
 }
