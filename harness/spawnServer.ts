@@ -198,7 +198,7 @@ export class ServerProcess {
     const seconds = timeoutMs / 1000
     for (;;) {
       const match = LISTENING.exec(this.sinceStart)
-      if (match?.[1]!.startsWith('unix:')) {
+      if (match?.[1]?.startsWith('unix:')) {
         void this.socket?.agent.close()
         const path = match[1].slice('unix:'.length)
         this.socket = { path, agent: new Agent({ connect: { socketPath: path } }) }

@@ -213,7 +213,7 @@ const suspectedDuplicates: Check = {
 
     const file = resolve(ctx.stageDir(0), 'suspectedDuplicates.ts')
     const [result] = await callLearnerExport(file, 'SUSPECTED_DUPLICATES_SQL', null)
-    const sql = result && result.ok ? result.value : undefined
+    const sql = result?.ok ? result.value : undefined
     if (typeof sql !== 'string' || !sql.trim()) fail(`${file} must export SUSPECTED_DUPLICATES_SQL, a SQL query`)
     const run = (dbFile: string) => {
       const db = new Database(dbFile, { readonly: true, fileMustExist: true })

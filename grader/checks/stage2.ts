@@ -152,6 +152,7 @@ const reserializedRetry: Check = {
 
 /** Canonical text as it is, except characters a terminal would hide or break on, shown as ⟨U+XXXX⟩. */
 const visible = (text: string) =>
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this makes visible
   text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]|[\ud800-\udfff]/gu, (ch) => `⟨U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`)
 
 const canonicalizeRfc8785: Check = {

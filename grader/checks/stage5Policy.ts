@@ -16,6 +16,7 @@ function expectPolicy(reply: Reply, expected: { ttl: number; lease: number }, wh
   try {
     policy = parseDictionary(header!)
   } catch {
+    // biome-ignore lint/correctness/noVoidTypeReturn: wrong() throws; the return tells TypeScript that the catch ends here
     return wrong('the policy is a Structured Field Dictionary (RFC 8941)')
   }
   const item = (name: string) => policy.get(name)?.[0]
