@@ -3,7 +3,11 @@
 // is left out, so a slow start inside a check is never a check timeout.
 import type { ServerProcess } from '../harness/spawnServer.ts'
 
-export class TimeoutError extends Error {}
+export class TimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`timed out after ${timeoutMs} ms`)
+  }
+}
 
 /**
  * Rejects with TimeoutError once the check has used `timeoutMs` of its own
@@ -21,7 +25,7 @@ export function checkTimeLimit(timeoutMs: number, servers: () => ServerProcess[]
   const expired = new Promise<never>((_, reject) => {
     const arm = () => {
       const left = timeoutMs - used()
-      if (left <= 0) reject(new TimeoutError())
+      if (left <= 0) reject(new TimeoutError(timeoutMs))
       else timer = setTimeout(arm, left)
     }
     arm()

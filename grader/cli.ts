@@ -8,7 +8,7 @@ import { gradeAll } from './gradeAll.ts'
 import { installSignalCleanup } from '../harness/processes.ts'
 import { nextStep } from './nextStep.ts'
 import { LOOP_OPTIONS, LOOP_USAGE, LoopOptionError, loopGradeOptions } from './options.ts'
-import { printCheck, printHeader, printKept, printStageStart, printSummary, printVerboseExchange } from './report.ts'
+import { printCheck, printHeader, printKept, stageHeadings, printSummary, printVerboseExchange } from './report.ts'
 import { newSeed } from '../harness/rng.ts'
 import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from './roster/roster.ts'
 import { repoRoot } from '../harness/paths.ts'
@@ -118,7 +118,7 @@ async function main(): Promise<number> {
       sandbox,
       sandboxTmp,
       onExchange: values.verbose ? printVerboseExchange : undefined,
-      onCheckStart: quiet ? undefined : (check, s) => printStageStart(check, s, stage.number),
+      onCheckStart: quiet ? undefined : stageHeadings(stage.number),
       onCheckEnd: quiet ? (r) => (r.passed ? undefined : printCheck(r)) : printCheck,
     })
     results.push(result)

@@ -4,7 +4,7 @@
 import { writeFileSync } from 'node:fs'
 import { course } from '../harness/course.ts'
 import { renderProgress, stageProgress, type StageProgress } from './progress.ts'
-import { printCheck, printHeader, printStageStart, printSummary, printVerboseExchange } from './report.ts'
+import { printCheck, printHeader, stageHeadings, printSummary, printVerboseExchange } from './report.ts'
 import type { GradeResult } from './runner.ts'
 import { describeSource, type Source } from '../harness/workspace.ts'
 
@@ -32,7 +32,7 @@ export async function gradeAll(o: GradeAllOptions): Promise<number> {
       sandbox: o.sandbox,
       sandboxTmp: o.sandboxTmp,
       onExchange: o.verbose ? printVerboseExchange : undefined,
-      onCheckStart: (check, s) => printStageStart(check, s, stage.number),
+      onCheckStart: stageHeadings(stage.number),
       onCheckEnd: printCheck,
     })
     printSummary(result)

@@ -1,6 +1,5 @@
 // How a grade looks in a terminal.
 import chalk from 'chalk'
-import type { Check } from './check.ts'
 import type { Stage } from '../harness/course.ts'
 import { describeResponse, toCurl, type Exchange } from '../harness/http.ts'
 import type { KeptServer } from './keep.ts'
@@ -18,16 +17,14 @@ export function printHeader(stage: Stage, seed: number, where: string) {
   console.log(chalk.bold(`\nStage ${stage.number} · ${stage.title}`) + chalk.dim(`  (${where}, seed ${seed})`))
 }
 
-let lastStage = -1
-/** Before a new grade in the same process (watch mode): the first stage heading prints again. */
-export function resetStageHeadings() {
-  lastStage = -1
-}
-
-export function printStageStart(_check: Check, stage: Stage, graded: number) {
-  if (stage.number === lastStage) return
-  lastStage = stage.number
-  console.log(chalk.dim(`  ${stage.number === graded ? `stage ${stage.number}` : `stage ${stage.number} (regression)`}`))
+/** For one grade's onCheckStart: prints each stage's heading before its first check (a new grade prints them anew). */
+export function stageHeadings(graded: number): (stage: Stage) => void {
+  let last: number | undefined
+  return (stage) => {
+    if (stage.number === last) return
+    last = stage.number
+    console.log(chalk.dim(`  ${stage.number === graded ? `stage ${stage.number}` : `stage ${stage.number} (regression)`}`))
+  }
 }
 
 export function printCheck(r: CheckResult) {

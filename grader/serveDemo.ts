@@ -10,6 +10,7 @@ export type Demo = { clientId: string; apiKey: string; accounts: [string, string
 const OPENING_BALANCE = 1_000_000
 const AMOUNT = 10_000
 
+// biome-ignore lint/suspicious/noExplicitAny: a parsed JSON body; the demo reads the fields it prints
 async function call(url: string, method: string, path: string, token: string, body?: unknown): Promise<any> {
   const res = await request(`${url}${path}`, {
     method: method as 'GET' | 'POST',

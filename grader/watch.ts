@@ -11,7 +11,7 @@ import { course, findStage } from '../harness/course.ts'
 import { nextStep } from './nextStep.ts'
 import { repoRoot } from '../harness/paths.ts'
 import { installSignalCleanup } from '../harness/processes.ts'
-import { printCheck, printHeader, printStageStart, printSummary, resetStageHeadings } from './report.ts'
+import { printCheck, printHeader, printSummary, stageHeadings } from './report.ts'
 import { newSeed } from '../harness/rng.ts'
 import { grade } from './runner.ts'
 import type { Source } from '../harness/workspace.ts'
@@ -54,14 +54,13 @@ async function regrade(reason: string) {
   if (process.stdout.isTTY) process.stdout.write('\x1b[2J\x1b[3J\x1b[H')
   else console.log(chalk.dim(`\n──── ${reason} ────`))
   const seed = values.seed !== undefined ? Number(values.seed) : newSeed()
-  resetStageHeadings()
   printHeader(stage, seed, folder)
   const result = await grade({
     stage: stage.number,
     seed,
     source,
     stopAtFirstFailure: !values.all,
-    onCheckStart: (check, s) => printStageStart(check, s, stage.number),
+    onCheckStart: stageHeadings(stage.number),
     onCheckEnd: printCheck,
   })
   printSummary(result)

@@ -41,6 +41,7 @@ export class BankClient {
   }
 
   /** Sends and insists on a status: for setup steps whose failure is not what the check is about. */
+  // biome-ignore lint/suspicious/noExplicitAny: a parsed JSON body; each caller names the fields it reads
   private async expectOk(reply: Promise<Reply>, status: number, what: string): Promise<any> {
     const r = await reply
     if (r.status !== status) throw new CheckFailure(`${what} failed: expected HTTP ${status}`, { exchange: r.exchange })

@@ -144,6 +144,7 @@ export class ServerProcess {
     return this.startingTotalMs + (this.startingSince === undefined ? 0 : now - this.startingSince)
   }
 
+  /** Starts the server; after stop() or crash(), again on the same database file (the port may change). */
   async start(): Promise<void> {
     const since = performance.now()
     this.startingSince = since
@@ -197,7 +198,7 @@ export class ServerProcess {
     const seconds = timeoutMs / 1000
     for (;;) {
       const match = LISTENING.exec(this.sinceStart)
-      if (match?.[1]!.startsWith('unix:')) {
+      if (match?.[1]?.startsWith('unix:')) {
         void this.socket?.agent.close()
         const path = match[1].slice('unix:'.length)
         this.socket = { path, agent: new Agent({ connect: { socketPath: path } }) }
@@ -248,10 +249,5 @@ export class ServerProcess {
     signalGroup(this.child, 'SIGKILL')
     await exited
     this.stopping = false
-  }
-
-  /** Start again on the same database file (the port may change). */
-  async restart(): Promise<void> {
-    await this.start()
   }
 }

@@ -110,8 +110,3 @@ export const JITTER = 0.1
 
 export const accountName = (p: ClientProfile, n: number) => `${p.accountPrefix}-${String(n).padStart(3, '0')}`
 export const lowAccountName = (p: ClientProfile, n: number) => `${p.accountPrefix}-low-${n}`
-
-/** The longest a client keeps retrying one intent, in seconds, jitter included. */
-export function retryHorizonSeconds(p: ClientProfile): number {
-  return p.backoffSeconds.reduce((a, b) => a + b, 0) * (1 + JITTER)
-}

@@ -116,9 +116,9 @@ describe('scanJson, against JSON.parse on random JSON', () => {
   it('a member repeated in any object is found, however its name is escaped', () => {
     const object = fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 5 })
     fc.assert(
-      fc.property(object, fc.jsonValue({ maxDepth: 2 }), fc.boolean(), (o, extra, escape) => {
+      fc.property(object, fc.jsonValue({ maxDepth: 2 }), fc.boolean(), (o, extra, escaped) => {
         const name = Object.keys(o)[0]!
-        const spelled = escape ? `"${name.split('').map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}"` : JSON.stringify(name)
+        const spelled = escaped ? `"${name.split('').map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}"` : JSON.stringify(name)
         const text = `{"wrap":[${JSON.stringify(o).slice(0, -1)},${spelled}:${JSON.stringify(extra)}}]}`
         expect(issues(text)).toContainEqual({ path: `wrap.0.${name}`, message: expect.stringMatching(/twice/) })
       }),

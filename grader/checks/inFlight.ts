@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { BankClient, Ledger, TransferBody } from '../../harness/bankClient.ts'
 import { expectEqual, fail, type CheckContext } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
-import { newRows, type Party } from './fixtures.ts'
+import { newRows, type Party } from './setup.ts'
 
 /** A request whose reply may come much later (or never, if the server is killed): handled now, awaited later. */
 export function pending(reply: Promise<Reply>): Promise<Reply> {

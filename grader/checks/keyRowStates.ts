@@ -10,7 +10,7 @@ import Database from 'better-sqlite3'
 import { expectStatus, fail, type Check } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
 import { sleepUntil } from './clock.ts'
-import { openParties, type Party } from './fixtures.ts'
+import { openParties } from './setup.ts'
 import { answeredOrInCore, holdInCore, pending, plan } from './inFlight.ts'
 import { BANK_TABLES } from './keyTable.ts'
 
@@ -64,7 +64,7 @@ const keyRowStates: Check = {
   async run(ctx) {
     const bank = await ctx.startServer({ env: { LAB_LEASE_MS: String(LEASE_MS) } })
     const { dbPath } = bank.server.options
-    const [a, b] = (await openParties(ctx, 2, 2, bank)) as [Party, Party]
+    const [a, b] = await openParties(ctx, 2, 2, bank)
     const { body, key } = plan(ctx, a, b)
     const send = (k: string) => pending(bank.transfer(a.customer, { ...body }, { key: k }))
     let takeover: Reply

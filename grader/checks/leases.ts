@@ -12,13 +12,13 @@ import type { BankClient, TransferBody } from '../../harness/bankClient.ts'
 import { expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
 import { CLOCK_SLACK_MS, sleepUntil } from './clock.ts'
-import { is2xx, newRows, openParties, type Party } from './fixtures.ts'
+import { is2xx, newRows, openParties, type Party } from './setup.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 
 /** An instance with lease `leaseMs` and two funded customers. */
 async function leaseBank(ctx: CheckContext, leaseMs: number) {
   const bank = await ctx.startServer({ env: { LAB_LEASE_MS: String(leaseMs) } })
-  const [a, b] = (await openParties(ctx, 2, 2, bank)) as [Party, Party]
+  const [a, b] = await openParties(ctx, 2, 2, bank)
   return { bank, a, b }
 }
 

@@ -7,7 +7,7 @@
 // (op.route), the same for every spelling.
 import { expectEqual, fail, type Check } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
-import { expectConsistent, newRows, openParties, type Party } from './fixtures.ts'
+import { expectConsistent, newRows, openParties } from './setup.ts'
 
 /** The spellings Express routes to POST /transfers. */
 export const TRANSFER_SPELLINGS = ['/transfers', '/TRANSFERS', '/transfers/', '/Transfers', '/TRANSFERS/']
@@ -20,7 +20,7 @@ export const oneRouteAnySpelling: Check = {
   timeoutMs: 15_000,
   async run(ctx) {
     const { bank } = ctx
-    const [a, b] = (await openParties(ctx, 2)) as [Party, Party]
+    const [a, b] = await openParties(ctx, 2)
     const key = ctx.rng.uuid()
     const body = { from: a.accounts[0]!, to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 90_000) }
     const before = await bank.ledger()

@@ -5,7 +5,7 @@ import pLimit from 'p-limit'
 import type { LedgerEntry } from '../../harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../check.ts'
 import { callLearnerExport } from '../learnerCode.ts'
-import { expectConsistent, freshKey, newRows, openParties } from './fixtures.ts'
+import { expectConsistent, freshKey, newRows, openParties } from './setup.ts'
 import { craftLedger, suspectedCopies } from './suspectedDuplicates.ts'
 
 const bankBasics: Check = {
@@ -39,11 +39,11 @@ const transfersMoveMoney: Check = {
     const balances = new Map(before.accounts.map((acc) => [acc.id, acc.balance]))
     let created = 0
     for (let i = 0; i < 8; i++) {
-      const from = ctx.rng.pick(a!.accounts)
-      const to = ctx.rng.pick([a!.accounts.find((x) => x !== from)!, ...b!.accounts])
+      const from = ctx.rng.pick(a.accounts)
+      const to = ctx.rng.pick([a.accounts.find((x) => x !== from)!, ...b.accounts])
       // Now and then more than the balance, to see a 402 that moves nothing.
       const amount = ctx.rng.chance(0.25) ? balances.get(from)! + ctx.rng.amount() : ctx.rng.amount(1_000, 100_000)
-      const reply = await ctx.bank.transfer(a!.customer, { from, to, amount }, { key: freshKey(ctx) })
+      const reply = await ctx.bank.transfer(a.customer, { from, to, amount }, { key: freshKey(ctx) })
       if (amount > balances.get(from)!) {
         expectProblem(reply, 402, 'a transfer larger than the balance is refused with 402')
         continue
@@ -64,7 +64,7 @@ const transfersMoveMoney: Check = {
     }
     const after = await ctx.bank.ledger()
     expectEqual(newRows(before, after).length, created, 'one ledger row per 201')
-    for (const acc of [...a!.accounts, ...b!.accounts])
+    for (const acc of [...a.accounts, ...b.accounts])
       expectEqual(after.accounts.find((x) => x.id === acc)!.balance, balances.get(acc), `balance of ${acc}`)
     expectConsistent(after)
   },
@@ -110,7 +110,7 @@ const badInput: Check = {
   timeoutMs: 20_000,
   async run(ctx) {
     const [a] = await openParties(ctx, 1)
-    const [from, to] = a!.accounts as [string, string]
+    const [from, to] = a.accounts as [string, string]
     const before = await ctx.bank.ledger()
     const amount = ctx.rng.amount()
     const cases: Array<[string, string | object, number]> = [
@@ -127,7 +127,7 @@ const badInput: Check = {
       ['a 10 MB body', `{"from":"${from}","to":"${to}","amount":${amount},"memo":"${'x'.repeat(10 * 1024 * 1024)}"}`, 413],
     ]
     for (const [what, body, status] of cases) {
-      const reply = await ctx.bank.transfer(a!.customer, body as never, {
+      const reply = await ctx.bank.transfer(a.customer, body as never, {
         key: freshKey(ctx),
         raw: typeof body === 'string' ? body : JSON.stringify(body),
       })
@@ -137,7 +137,7 @@ const badInput: Check = {
       method: 'POST',
       path: '/transfers',
       body: `from=${from}&to=${to}&amount=${amount}`,
-      headers: { Authorization: `Bearer ${a!.customer.apiKey}`, 'Content-Type': 'application/x-www-form-urlencoded', 'Idempotency-Key': freshKey(ctx) },
+      headers: { Authorization: `Bearer ${a.customer.apiKey}`, 'Content-Type': 'application/x-www-form-urlencoded', 'Idempotency-Key': freshKey(ctx) },
     })
     expectStatus(text, [400, 415], 'a form-encoded body is refused')
     const after = await ctx.bank.ledger()
@@ -155,17 +155,17 @@ const authAndOwnership: Check = {
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
     const before = await ctx.bank.ledger()
-    const body = { from: a!.accounts[0]!, to: b!.accounts[0]!, amount: ctx.rng.amount() }
-    const spec = ctx.bank.postSpec(a!.customer, '/transfers', body, { key: freshKey(ctx) })
+    const body = { from: a.accounts[0]!, to: b.accounts[0]!, amount: ctx.rng.amount() }
+    const spec = ctx.bank.postSpec(a.customer, '/transfers', body, { key: freshKey(ctx) })
     const noAuth = await ctx.bank.send({ ...spec, headers: { 'Idempotency-Key': freshKey(ctx) } })
     expectProblem(noAuth, 401, 'no Authorization header')
     const badAuth = await ctx.bank.send({ ...spec, headers: { ...spec.headers, Authorization: 'Bearer sk_not_a_key' } })
     expectProblem(badAuth, 401, 'an unknown API key')
-    const notMine = await ctx.bank.transfer(b!.customer, body, { key: freshKey(ctx) })
+    const notMine = await ctx.bank.transfer(b.customer, body, { key: freshKey(ctx) })
     expectProblem(notMine, 403, "debiting another client's account")
-    const unknown = await ctx.bank.transfer(a!.customer, { ...body, to: 'acc_does_not_exist' }, { key: freshKey(ctx) })
+    const unknown = await ctx.bank.transfer(a.customer, { ...body, to: 'acc_does_not_exist' }, { key: freshKey(ctx) })
     expectProblem(unknown, 404, 'crediting an account that does not exist')
-    const peek = await ctx.bank.as(b!.customer, { path: `/accounts/${a!.accounts[0]}` })
+    const peek = await ctx.bank.as(b.customer, { path: `/accounts/${a.accounts[0]}` })
     expectProblem(peek, 403, "reading another client's account")
     const after = await ctx.bank.ledger()
     expectEqual(newRows(before, after).length, 0, 'refused requests move no money')
@@ -189,7 +189,7 @@ const suspectedDuplicates: Check = {
     const payer = await ctx.bank.newCustomer(`customer-${ctx.rng.int(1000, 9999)}`)
     const from = await ctx.bank.openAccount(payer, ATTEMPTS * amount + ctx.rng.amount(0, 100_000))
     const [b] = await openParties(ctx, 1, 1)
-    const body = { from, to: b!.accounts[0]!, amount }
+    const body = { from, to: b.accounts[0]!, amount }
     const key = ctx.rng.uuid()
     const replies = []
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) replies.push(await ctx.bank.transfer(payer, body, { key }))
@@ -213,7 +213,7 @@ const suspectedDuplicates: Check = {
 
     const file = resolve(ctx.stageDir(0), 'suspectedDuplicates.ts')
     const [result] = await callLearnerExport(file, 'SUSPECTED_DUPLICATES_SQL', null)
-    const sql = result && result.ok ? result.value : undefined
+    const sql = result?.ok ? result.value : undefined
     if (typeof sql !== 'string' || !sql.trim()) fail(`${file} must export SUSPECTED_DUPLICATES_SQL, a SQL query`)
     const run = (dbFile: string) => {
       const db = new Database(dbFile, { readonly: true, fileMustExist: true })

@@ -10,7 +10,7 @@ import type { BankClient, Ledger, TransferBody } from '../../harness/bankClient.
 import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import { courseRule } from '../courseRule.ts'
 import type { Reply } from '../../harness/http.ts'
-import { expectConsistent, is2xx, newRows, openParties, type Party } from './fixtures.ts'
+import { expectConsistent, is2xx, newRows, openParties, type Party } from './setup.ts'
 import { heldBurst } from './heldBurst.ts'
 import { inspectKeyTable } from './keyTable.ts'
 
@@ -87,11 +87,11 @@ const retriesExecuteOnce: Check = {
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
     const before = await ctx.bank.ledger()
-    const transfer = transferPlan(ctx, a!, b!)
-    const deposit = { to: ctx.rng.pick(a!.accounts), amount: ctx.rng.amount() }
+    const transfer = transferPlan(ctx, a, b)
+    const deposit = { to: ctx.rng.pick(a.accounts), amount: ctx.rng.amount() }
     const attempts = ctx.rng.int(3, 5)
     for (const [path, body] of [['/transfers', transfer], ['/deposits', deposit]] as const) {
-      const spec = ctx.bank.postSpec(a!.customer, path, body, { key: ctx.rng.uuid() })
+      const spec = ctx.bank.postSpec(a.customer, path, body, { key: ctx.rng.uuid() })
       const first = await ctx.bank.send(spec)
       expectStatus(first, 201, `the first POST ${path} with a new key executes`)
       for (let i = 1; i < attempts; i++) {
@@ -139,9 +139,9 @@ const simultaneousRetries: Check = {
     // for the key and recording it becomes a window this long.
     const bank = await ctx.startServer({ env: { LAB_PROCESSING_DELAY_MS: String(RACE_WINDOW_MS) } })
     const [a, b] = await openParties(ctx, 2, 2, bank)
-    const body = transferPlan(ctx, a!, b!)
+    const body = transferPlan(ctx, a, b)
     const n = ctx.rng.int(8, 12)
-    const spec = bank.postSpec(a!.customer, '/transfers', body, { key: ctx.rng.uuid() })
+    const spec = bank.postSpec(a.customer, '/transfers', body, { key: ctx.rng.uuid() })
     const before = await bank.ledger()
     const { replies, reachedCore } = await heldBurst([{ bank, specs: Array.from({ length: n }, () => spec) }])
     await expectOneExecution(bank, before, body, replies)
@@ -158,12 +158,12 @@ const twoInstances: Check = {
   async run(ctx) {
     const other = await ctx.startServer({ sameDatabase: true })
     const [a, b] = await openParties(ctx, 2)
-    const body = transferPlan(ctx, a!, b!)
+    const body = transferPlan(ctx, a, b)
     const n = ctx.rng.int(8, 12)
     const first = ctx.rng.int(2, n - 2)
     const key = ctx.rng.uuid()
     const specs = (bank: BankClient, count: number) =>
-      Array.from({ length: count }, () => bank.postSpec(a!.customer, '/transfers', body, { key }))
+      Array.from({ length: count }, () => bank.postSpec(a.customer, '/transfers', body, { key }))
     const before = await ctx.bank.ledger()
     const { replies } = await heldBurst([
       { bank: ctx.bank, specs: specs(ctx.bank, first) },
@@ -184,10 +184,10 @@ const distinctKeys: Check = {
     const [a, b] = await openParties(ctx, 2)
     const m = ctx.rng.int(3, 6)
     // Small enough that m of them fit in the smallest opening balance.
-    const body = transferPlan(ctx, a!, b!, 15_000)
+    const body = transferPlan(ctx, a, b, 15_000)
     const before = await ctx.bank.ledger()
     const replies = await ctx.bank.burst(
-      Array.from({ length: m }, () => ctx.bank.postSpec(a!.customer, '/transfers', body, { key: ctx.rng.uuid() })),
+      Array.from({ length: m }, () => ctx.bank.postSpec(a.customer, '/transfers', body, { key: ctx.rng.uuid() })),
     )
     for (const r of replies) expectStatus(r, 201, 'each new key is a new transfer and executes')
     const rows = newRows(before, await ctx.bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
@@ -206,7 +206,7 @@ const keyTableUnique: Check = {
     const keys: [string, string] = [ctx.rng.uuid(), ctx.rng.uuid()]
     for (const key of keys) {
       // Two of at most ₩45,000 fit in the smallest opening balance, even from one account.
-      const reply = await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!, 45_000), { key })
+      const reply = await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b, 45_000), { key })
       expectStatus(reply, 201, 'a transfer with a new key executes')
     }
     const verdict = inspectKeyTable(ctx.dbPath, keys)
@@ -224,9 +224,9 @@ const keyRequired: Check = {
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
     const before = await ctx.bank.ledger()
-    expectProblem(await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!)), 400, 'POST /transfers without an Idempotency-Key')
-    const deposit = { to: ctx.rng.pick(a!.accounts), amount: ctx.rng.amount() }
-    expectProblem(await ctx.bank.deposit(a!.customer, deposit), 400, 'POST /deposits without an Idempotency-Key')
+    expectProblem(await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b)), 400, 'POST /transfers without an Idempotency-Key')
+    const deposit = { to: ctx.rng.pick(a.accounts), amount: ctx.rng.amount() }
+    expectProblem(await ctx.bank.deposit(a.customer, deposit), 400, 'POST /deposits without an Idempotency-Key')
     const after = await ctx.bank.ledger()
     expectEqual(newRows(before, after).length, 0, 'a request without a key moves no money')
   },
@@ -247,11 +247,11 @@ const keyFormat: Check = {
     ]
     const before = await ctx.bank.ledger()
     for (const [what, key] of ctx.rng.shuffle(malformed))
-      expectProblem(await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!), { key }), 400, courseRule('keyFormat', `${what} is malformed`))
+      expectProblem(await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b), { key }), 400, courseRule('keyFormat', `${what} is malformed`))
     expectEqual(newRows(before, await ctx.bank.ledger()).length, 0, 'a request with a malformed key moves no money')
     // The two ends of the printable range, inside the key (a header value's own ends are trimmed by HTTP).
     const edges = inside(ctx, inside(ctx, printableKey(ctx, ctx.rng.int(8, 40)), ' '), '~')
-    const reply = await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!), { key: edges })
+    const reply = await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b), { key: edges })
     expectStatus(reply, 201, courseRule('keyFormat', 'a key with a space and a ~ in it is printable ASCII: valid, and it executes'))
   },
 }
@@ -271,7 +271,7 @@ const keyLengthLimit: Check = {
     ]
     const before = await ctx.bank.ledger()
     for (const [what, key] of ctx.rng.shuffle(refused))
-      expectProblem(await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!), { key }), 400, courseRule('keyFormat', `${what} is one too long`))
+      expectProblem(await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b), { key }), 400, courseRule('keyFormat', `${what} is one too long`))
     expectEqual(newRows(before, await ctx.bank.ledger()).length, 0, 'a request with an over-long key moves no money')
     const escaped = keyNeedingEscapes(ctx, 255)
     const accepted: Array<[string, string]> = [
@@ -281,7 +281,7 @@ const keyLengthLimit: Check = {
     ]
     for (const [what, key] of ctx.rng.shuffle(accepted)) {
       // Small amounts: three of them fit in the smallest opening balance, even from one account.
-      const reply = await ctx.bank.transfer(a!.customer, transferPlan(ctx, a!, b!, 30_000), { key })
+      const reply = await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b, 30_000), { key })
       expectStatus(reply, 201, courseRule('keyFormat', `${what} is valid and executes: the limit counts the key, not the header`))
     }
     ctx.note('255 characters accepted bare, quoted and escaped; 256 refused bare, quoted and escaped')
@@ -299,10 +299,10 @@ const keyCaseSensitive: Check = {
     const key = `Key-${printableKey(ctx, ctx.rng.int(16, 40))}`
     const swapped = [...key].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join('')
     // The same body under both: only the key can tell the two apart.
-    const body = transferPlan(ctx, a!, b!, 45_000)
+    const body = transferPlan(ctx, a, b, 45_000)
     const before = await ctx.bank.ledger()
     for (const k of ctx.rng.shuffle([key, swapped])) {
-      const reply = await ctx.bank.transfer(a!.customer, body, { key: k })
+      const reply = await ctx.bank.transfer(a.customer, body, { key: k })
       const rows = newRows(before, await ctx.bank.ledger()).length
       if (reply.status !== 201)
         fail(`Idempotency-Key: ${k} was taken for a key that differs from it only in letter case: keys are case-sensitive strings`, {
@@ -323,14 +323,14 @@ const quotedKey: Check = {
   timeoutMs: 10_000,
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
-    const body = transferPlan(ctx, a!, b!)
+    const body = transferPlan(ctx, a, b)
     // A " or \ inside: the quoted form escapes it, so only a real sf-string parse gives the bare key back.
     const key = inside(ctx, ctx.rng.uuid(), ctx.rng.pick(['"', '\\']))
     const [firstForm, secondForm] = ctx.rng.shuffle([quoted(key), key])
     const before = await ctx.bank.ledger()
-    const first = await ctx.bank.transfer(a!.customer, body, { key: firstForm })
+    const first = await ctx.bank.transfer(a.customer, body, { key: firstForm })
     expectStatus(first, 201, `the first request, Idempotency-Key: ${firstForm}, executes`)
-    const second = await ctx.bank.transfer(a!.customer, body, { key: secondForm })
+    const second = await ctx.bank.transfer(a.customer, body, { key: secondForm })
     const rows = newRows(before, await ctx.bank.ledger())
     if (rows.length !== 1)
       fail(courseRule('quotedEqualsBare', `Idempotency-Key: ${firstForm} and then ${secondForm} executed ${rows.length} times`), {

@@ -6,7 +6,7 @@ import { resolve } from 'node:path'
 import type { BankClient, Customer, Ledger, TransferBody } from '../../harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import { callLearnerExport } from '../learnerCode.ts'
-import { expectConsistent, newRows, openParties, type Party } from './fixtures.ts'
+import { expectConsistent, newRows, openParties, type Party } from './setup.ts'
 import { PLAIN, serialize, type Style } from './jsonVariants.ts'
 import { canonicalizeCases, GROUPS } from './rfc8785.ts'
 
@@ -61,19 +61,19 @@ const amendedAmount: Check = {
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
     // A branch account that can cover the original and the amended amount alike.
-    const from = await ctx.bank.openAccount(a!.customer, ctx.rng.int(100, 300) * 10_000)
+    const from = await ctx.bank.openAccount(a.customer, ctx.rng.int(100, 300) * 10_000)
     const key = ctx.rng.uuid()
-    const body: TransferBody = { from, to: ctx.rng.pick(b!.accounts), amount: ctx.rng.int(10, 40) * 10_000 }
+    const body: TransferBody = { from, to: ctx.rng.pick(b.accounts), amount: ctx.rng.int(10, 40) * 10_000 }
     const before = await ctx.bank.ledger()
-    expectStatus(await ctx.bank.transfer(a!.customer, body, { key }), 201, 'the first transfer with a new key executes')
+    expectStatus(await ctx.bank.transfer(a.customer, body, { key }), 201, 'the first transfer with a new key executes')
     // The teller corrects the amount on the same screen and submits again: same key.
     const amended = { ...body, amount: body.amount + ctx.rng.int(1, 20) * 10_000 }
     const what = `₩${body.amount.toLocaleString('en')} amended to ₩${amended.amount.toLocaleString('en')}`
-    await expectRefused(ctx.bank, a!.customer, amended, key, what)
+    await expectRefused(ctx.bank, a.customer, amended, key, what)
     // Sent again unchanged, the amendment is refused again: a 422 does not bind the key to the new body.
-    await expectRefused(ctx.bank, a!.customer, amended, key, `${what}, sent a second time`)
+    await expectRefused(ctx.bank, a.customer, amended, key, `${what}, sent a second time`)
     // The key still stands for the original: its retry is a duplicate, not a refusal.
-    const retry = await ctx.bank.transfer(a!.customer, body, { key })
+    const retry = await ctx.bank.transfer(a.customer, body, { key })
     if (retry.status < 200 || retry.status >= 300)
       fail('after the 422, a retry of the original body is still a plain duplicate', { exchange: retry.exchange, expected: 'HTTP 2xx', got: `HTTP ${retry.status}` })
     const after = await ctx.bank.ledger()
@@ -93,18 +93,18 @@ const amendedBody: Check = {
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
     const key = ctx.rng.uuid()
-    const body = richBody(ctx, a!, b!)
-    expectStatus(await ctx.bank.transfer(a!.customer, body, { key }), 201, 'the first transfer with a new key executes')
+    const body = richBody(ctx, a, b)
+    expectStatus(await ctx.bank.transfer(a.customer, body, { key }), 201, 'the first transfer with a new key executes')
     const invoice = body.metadata!.invoice as { lines: Array<{ qty: number }> }
     const changes: Array<[string, TransferBody]> = [
-      ['another recipient', { ...body, to: b!.accounts.find((x) => x !== body.to)! }],
+      ['another recipient', { ...body, to: b.accounts.find((x) => x !== body.to)! }],
       ['another memo', { ...body, memo: `${body.memo} (2)` }],
       [
         'another quantity deep inside metadata',
         { ...body, metadata: { ...body.metadata, invoice: { ...invoice, lines: [{ ...invoice.lines[0]!, qty: invoice.lines[0]!.qty + 1 }, invoice.lines[1]] } } },
       ],
     ]
-    for (const [what, changed] of ctx.rng.shuffle(changes)) await expectRefused(ctx.bank, a!.customer, changed, key, what)
+    for (const [what, changed] of ctx.rng.shuffle(changes)) await expectRefused(ctx.bank, a.customer, changed, key, what)
   },
 }
 
@@ -127,13 +127,13 @@ const reserializedRetry: Check = {
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
     const key = ctx.rng.uuid()
-    const body = richBody(ctx, a!, b!)
+    const body = richBody(ctx, a, b)
     const before = await ctx.bank.ledger()
     const original = serialize(body, PLAIN, ctx.rng)
-    expectStatus(await ctx.bank.transfer(a!.customer, body, { key, raw: original }), 201, 'the first transfer with a new key executes')
+    expectStatus(await ctx.bank.transfer(a.customer, body, { key, raw: original }), 201, 'the first transfer with a new key executes')
     for (const [what, style] of ctx.rng.shuffle(REWRITES)) {
       const raw = serialize(body, { ...PLAIN, ...style }, ctx.rng)
-      const reply = await ctx.bank.transfer(a!.customer, body, { key, raw })
+      const reply = await ctx.bank.transfer(a.customer, body, { key, raw })
       if (reply.status === 422)
         fail(`the same payload with ${what} was refused as a different request: the fingerprint must not see how the JSON was written`, {
           exchange: reply.exchange,
@@ -152,6 +152,7 @@ const reserializedRetry: Check = {
 
 /** Canonical text as it is, except characters a terminal would hide or break on, shown as ⟨U+XXXX⟩. */
 const visible = (text: string) =>
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this makes visible
   text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]|[\ud800-\udfff]/gu, (ch) => `⟨U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`)
 
 const canonicalizeRfc8785: Check = {

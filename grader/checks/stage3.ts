@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { TransferBody } from '../../harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
-import { is2xx, newRows, openParties } from './fixtures.ts'
+import { is2xx, newRows, openParties } from './setup.ts'
 import { answeredOrInCore, expectExactlyOnce, expectRetryAfter, holdInCore, pending, plan } from './inFlight.ts'
 import { rowChecks } from './keyRowStates.ts'
 import { leaseChecks } from './leases.ts'
@@ -24,13 +24,13 @@ const inFlightDuplicate: Check = {
   async run(ctx) {
     const { bank } = ctx
     const [a, b] = await openParties(ctx, 2)
-    const { body, key } = plan(ctx, a!, b!)
+    const { body, key } = plan(ctx, a, b)
     const before = await bank.ledger()
     const copies = ctx.rng.int(1, 3)
     let first: Reply
     try {
-      const { reply: firstReply } = await holdInCore(bank, () => bank.transfer(a!.customer, body, { key }))
-      const spec = bank.postSpec(a!.customer, '/transfers', body, { key })
+      const { reply: firstReply } = await holdInCore(bank, () => bank.transfer(a.customer, body, { key }))
+      const spec = bank.postSpec(a.customer, '/transfers', body, { key })
       const seen = await answeredOrInCore(bank, bank.burst(Array.from({ length: copies }, () => spec)), 1)
       if ('reachedCore' in seen)
         fail('a duplicate got past the key and reached the core while the first request was still running: it is executing a second time', {
@@ -47,7 +47,7 @@ const inFlightDuplicate: Check = {
       await bank.core({ hold: false })
     }
     expectStatus(first, 201, 'the first request completes once the core lets it through')
-    const later = await bank.transfer(a!.customer, body, { key })
+    const later = await bank.transfer(a.customer, body, { key })
     expectStatus(later, [200, 201], 'once the first request completed, a duplicate is told so (2xx), no longer 409')
     await expectExactlyOnce(bank, before, body, first)
     ctx.note(`${copies} duplicate(s) in flight → 409; after completion → ${later.status}; 1 ledger row`)
@@ -63,18 +63,18 @@ const inFlightDifferentPayload: Check = {
   async run(ctx) {
     const { bank } = ctx
     const [a, b] = await openParties(ctx, 2)
-    const { body, key } = plan(ctx, a!, b!)
+    const { body, key } = plan(ctx, a, b)
     // The teller's correction: same key, one field changed.
     const amended: TransferBody = ctx.rng.pick([
       { ...body, amount: body.amount + ctx.rng.amount(100, 50_000) },
-      { ...body, to: b!.accounts.find((x) => x !== body.to)! },
+      { ...body, to: b.accounts.find((x) => x !== body.to)! },
       { ...body, memo: `correction ${ctx.rng.int(1, 999)}` },
     ])
     const before = await bank.ledger()
     let first: Reply
     try {
-      const { reply: firstReply } = await holdInCore(bank, () => bank.transfer(a!.customer, body, { key }))
-      const seen = await answeredOrInCore(bank, bank.transfer(a!.customer, amended, { key }).then((r) => [r]), 1)
+      const { reply: firstReply } = await holdInCore(bank, () => bank.transfer(a.customer, body, { key }))
+      const seen = await answeredOrInCore(bank, bank.transfer(a.customer, amended, { key }).then((r) => [r]), 1)
       if ('reachedCore' in seen)
         fail('a different payload under a key in flight got past the key and is executing', { expected: 'HTTP 422 at once', got: 'a request waiting in the core' })
       const [reply] = seen.answered
@@ -107,20 +107,20 @@ const crashMidTransfer: Check = {
   async run(ctx) {
     const bank = await ctx.startServer({ env: { LAB_LEASE_MS: String(CRASH_LEASE_MS) } })
     const [a, b] = await openParties(ctx, 2, 2, bank)
-    const { body, key } = plan(ctx, a!, b!)
+    const { body, key } = plan(ctx, a, b)
     const before = await bank.ledger()
-    const { reply: lost } = await holdInCore(bank, () => bank.transfer(a!.customer, body, { key }))
+    const { reply: lost } = await holdInCore(bank, () => bank.transfer(a.customer, body, { key }))
     // SIGKILL: no handler runs, nothing is cleaned up, the claim stays in the database.
     await bank.server.crash()
     if (await lost.then(() => true, () => false)) fail('the request held in the core answered although its server was killed')
     // The same instance, started again on the same database file (its port may change).
-    await bank.server.restart()
+    await bank.server.start()
     const restarted = Date.now()
     const bound = CRASH_LEASE_MS + AFTER_LEASE_MS
     let reply: Reply
     let conflicts = 0
     for (;;) {
-      reply = await bank.transfer(a!.customer, body, { key })
+      reply = await bank.transfer(a.customer, body, { key })
       if (is2xx(reply)) break
       if (reply.status !== 409)
         fail('after the crash a retry gets 409 (the claim is still leased) or executes', { exchange: reply.exchange, expected: 'HTTP 409 or 201', got: `HTTP ${reply.status}` })
@@ -141,7 +141,7 @@ const crashMidTransfer: Check = {
         got: `HTTP ${reply.status}, no ledger row`,
       })
     await expectExactlyOnce(bank, before, body, reply)
-    const again = await bank.transfer(a!.customer, body, { key })
+    const again = await bank.transfer(a.customer, body, { key })
     expectStatus(again, [200, 201], 'one more retry after success is told it is done')
     await expectExactlyOnce(bank, before, body, reply)
     ctx.note(`killed with the transfer in the core; after restart: ${conflicts}× 409, then ${reply.status} ${Date.now() - restarted} ms later; 1 ledger row`)
@@ -159,17 +159,17 @@ const leaseExpired: Check = {
   async run(ctx) {
     const bank = await ctx.startServer({ env: { LAB_LEASE_MS: String(LEASE_MS) } })
     const [a, b] = await openParties(ctx, 2, 2, bank)
-    const { body, key } = plan(ctx, a!, b!)
+    const { body, key } = plan(ctx, a, b)
     const before = await bank.ledger()
     let slow: Reply
     let retry: Reply
     try {
-      const { reply: slowReply } = await holdInCore(bank, () => bank.transfer(a!.customer, body, { key }))
+      const { reply: slowReply } = await holdInCore(bank, () => bank.transfer(a.customer, body, { key }))
       const claimed = Date.now()
       // Retry until the lease has run out and a retry takes the claim over (it then waits in the core too).
       let retryReply: Promise<Reply> | undefined
       while (!retryReply) {
-        const attempt = pending(bank.transfer(a!.customer, body, { key }))
+        const attempt = pending(bank.transfer(a.customer, body, { key }))
         const seen = await answeredOrInCore(bank, attempt.then((r) => [r]), 1)
         if ('reachedCore' in seen) {
           retryReply = attempt
@@ -212,14 +212,14 @@ const coreFailure: Check = {
   async run(ctx) {
     const { bank } = ctx
     const [a, b] = await openParties(ctx, 2)
-    const { body, key } = plan(ctx, a!, b!)
+    const { body, key } = plan(ctx, a, b)
     const before = await bank.ledger()
     let retry: Reply
     await bank.core({ failNext: 1 })
     try {
-      const failed = await bank.transfer(a!.customer, body, { key })
+      const failed = await bank.transfer(a.customer, body, { key })
       expectProblem(failed, 503, 'the core simulator was told to fail this call: the bank answers 503')
-      retry = await bank.transfer(a!.customer, body, { key })
+      retry = await bank.transfer(a.customer, body, { key })
     } finally {
       await bank.core({ failNext: 0 })
     }

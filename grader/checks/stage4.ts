@@ -9,7 +9,7 @@ import type { BankClient, Customer, Ledger, TransferBody } from '../../harness/b
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../check.ts'
 import { courseRule } from '../courseRule.ts'
 import type { Reply } from '../../harness/http.ts'
-import { expectNotExecutedAgain, freshKey, newRows, openParties } from './fixtures.ts'
+import { expectNotExecutedAgain, freshKey, newRows, openParties } from './setup.ts'
 import { expectFirstAnswer, expectMarked, expectOutcomeReplayed, expectReplayOf, expectStoredOutcome, isReplay, replayDeviations } from './replies.ts'
 
 async function rowsSince(bank: BankClient, before: Ledger) {
@@ -35,8 +35,8 @@ const replayExact: Check = {
     const [a, b] = await openParties(ctx, 2)
     const before = await bank.ledger()
     let executed = 0
-    for (const intent of twoIntents(ctx, a!, b!)) {
-      const spec = bank.postSpec(a!.customer, intent.path, intent.body, { key: ctx.rng.uuid() })
+    for (const intent of twoIntents(ctx, a, b)) {
+      const spec = bank.postSpec(a.customer, intent.path, intent.body, { key: ctx.rng.uuid() })
       const first = await bank.send(spec)
       expectStatus(first, 201, `${intent.what} executes`)
       executed++
@@ -62,8 +62,8 @@ const replayMarked: Check = {
     const [a, b] = await openParties(ctx, 2)
     const before = await bank.ledger()
     let executed = 0
-    for (const intent of twoIntents(ctx, a!, b!)) {
-      const spec = bank.postSpec(a!.customer, intent.path, intent.body, { key: ctx.rng.uuid() })
+    for (const intent of twoIntents(ctx, a, b)) {
+      const spec = bank.postSpec(a.customer, intent.path, intent.body, { key: ctx.rng.uuid() })
       expectStatus(await bank.send(spec), 201, `${intent.what} executes`)
       executed++
       const retry = await bank.send(spec)
@@ -82,20 +82,20 @@ const replayNotRecomputed: Check = {
   async run(ctx) {
     const { bank } = ctx
     const [a, b] = await openParties(ctx, 2)
-    const [from, other] = a!.accounts as [string, string]
-    const body = { from, to: ctx.rng.pick(b!.accounts), amount: ctx.rng.amount(1_000, 20_000) }
+    const [from, other] = a.accounts as [string, string]
+    const body = { from, to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 20_000) }
     const key = ctx.rng.uuid()
-    const first = await bank.transfer(a!.customer, body, { key })
+    const first = await bank.transfer(a.customer, body, { key })
     expectStatus(first, 201, 'the transfer executes')
     // Life goes on: more transfers out of the same account, each its own intent.
     const later = ctx.rng.int(1, 3)
     for (let i = 0; i < later; i++) {
-      const r = await bank.transfer(a!.customer, { from, to: other, amount: ctx.rng.amount(1_000, 20_000) }, { key: freshKey(ctx) })
+      const r = await bank.transfer(a.customer, { from, to: other, amount: ctx.rng.amount(1_000, 20_000) }, { key: freshKey(ctx) })
       expectStatus(r, 201, 'a later, unrelated transfer executes')
     }
     const now = await bank.balance(from)
     if (now === first.json.balanceAfter) fail('setup: the balance did not change')
-    const replay = await bank.transfer(a!.customer, body, { key })
+    const replay = await bank.transfer(a.customer, body, { key })
     if (replay.json?.balanceAfter === now && now !== first.json.balanceAfter)
       fail('the replay shows the balance as it is now, not as the transfer left it: it was recomputed, not replayed', {
         exchange: replay.exchange,
@@ -116,16 +116,16 @@ const replayStored402: Check = {
   async run(ctx) {
     const { bank } = ctx
     const [a, b] = await openParties(ctx, 2)
-    const from = a!.accounts[0]!
+    const from = a.accounts[0]!
     const opened = await bank.balance(from)
-    const body = { from, to: ctx.rng.pick(b!.accounts), amount: opened + ctx.rng.amount(1_000, 100_000) }
+    const body = { from, to: ctx.rng.pick(b.accounts), amount: opened + ctx.rng.amount(1_000, 100_000) }
     const key = ctx.rng.uuid()
     const before = await bank.ledger()
-    const refused = await bank.transfer(a!.customer, body, { key })
+    const refused = await bank.transfer(a.customer, body, { key })
     expectProblem(refused, 402, 'a transfer larger than the balance is refused')
     const topUp = body.amount + ctx.rng.amount()
-    expectStatus(await bank.deposit(a!.customer, { to: from, amount: topUp }, { key: freshKey(ctx) }), 201, 'the top-up deposit executes')
-    const retry = await bank.transfer(a!.customer, body, { key })
+    expectStatus(await bank.deposit(a.customer, { to: from, amount: topUp }, { key: freshKey(ctx) }), 201, 'the top-up deposit executes')
+    const retry = await bank.transfer(a.customer, body, { key })
     const moved = (await rowsSince(bank, before)).filter((e) => e.kind === 'transfer')
     if (moved.length > 0)
       fail('the retry of the refused transfer executed again after the top-up: a 402 decided by executing is stored and replayed', {
@@ -147,13 +147,13 @@ const replayBurst: Check = {
   async run(ctx) {
     const { bank } = ctx
     const [a, b] = await openParties(ctx, 2)
-    const body = { from: ctx.rng.pick(a!.accounts), to: ctx.rng.pick(b!.accounts), amount: ctx.rng.amount(1_000, 90_000) }
+    const body = { from: ctx.rng.pick(a.accounts), to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 90_000) }
     const key = ctx.rng.uuid()
     const before = await bank.ledger()
-    const first = await bank.transfer(a!.customer, body, { key })
+    const first = await bank.transfer(a.customer, body, { key })
     expectStatus(first, 201, 'the transfer executes')
     const copies = ctx.rng.int(6, 12)
-    const replies = await bank.burst(Array.from({ length: copies }, () => bank.postSpec(a!.customer, '/transfers', body, { key })))
+    const replies = await bank.burst(Array.from({ length: copies }, () => bank.postSpec(a.customer, '/transfers', body, { key })))
     await expectNotExecutedAgain(bank, before, 1, replies[0]!, `one of ${copies} simultaneous retries`)
     replies.forEach((r, i) => expectStoredOutcome(first, r, `simultaneous retry ${i + 1} of ${copies}`))
     const deviations = replayDeviations(first, replies[0]!)
@@ -171,13 +171,13 @@ const firstUnmarked: Check = {
   async run(ctx) {
     const { bank } = ctx
     const [a, b] = await openParties(ctx, 2)
-    const from = a!.accounts[0]!
-    const to = ctx.rng.pick(b!.accounts)
+    const from = a.accounts[0]!
+    const to = ctx.rng.pick(b.accounts)
     const cases: Array<[string, Customer, object, number]> = ctx.rng.shuffle([
-      ['a transfer that executes', a!.customer, { from, to, amount: ctx.rng.amount(1_000, 50_000) }, 201],
-      ['a transfer beyond the balance', a!.customer, { from, to, amount: 10_000_000 + ctx.rng.amount() }, 402],
-      ["a transfer from another client's account", b!.customer, { from, to, amount: ctx.rng.amount() }, 403],
-      ['a transfer to an unknown account', a!.customer, { from, to: `acc_missing_${ctx.rng.int(1, 1e6)}`, amount: ctx.rng.amount() }, 404],
+      ['a transfer that executes', a.customer, { from, to, amount: ctx.rng.amount(1_000, 50_000) }, 201],
+      ['a transfer beyond the balance', a.customer, { from, to, amount: 10_000_000 + ctx.rng.amount() }, 402],
+      ["a transfer from another client's account", b.customer, { from, to, amount: ctx.rng.amount() }, 403],
+      ['a transfer to an unknown account', a.customer, { from, to: `acc_missing_${ctx.rng.int(1, 1e6)}`, amount: ctx.rng.amount() }, 404],
     ])
     for (const [what, customer, body, status] of cases) {
       const spec = bank.postSpec(customer, '/transfers', body, { key: ctx.rng.uuid() })
@@ -209,11 +209,11 @@ const failuresNotStored: Check = {
   async run(ctx) {
     const { bank } = ctx
     const [a, b] = await openParties(ctx, 2)
-    const body = { from: a!.accounts[0]!, to: ctx.rng.pick(b!.accounts), amount: ctx.rng.amount(1_000, 90_000) }
+    const body = { from: a.accounts[0]!, to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 90_000) }
     const key = ctx.rng.uuid()
     const before = await bank.ledger()
-    const failed = await failOnce(bank, a!.customer, body, key)
-    const executed = await bank.transfer(a!.customer, body, { key })
+    const failed = await failOnce(bank, a.customer, body, key)
+    const executed = await bank.transfer(a.customer, body, { key })
     if (executed.status === 503 && executed.text === failed.text)
       fail(courseRule('failuresNotStored', 'the retry after a 503 got the 503 again: a 5xx moved nothing, so it is released, not stored'), {
         exchange: executed.exchange,
@@ -223,7 +223,7 @@ const failuresNotStored: Check = {
     expectStatus(executed, 201, courseRule('failuresNotStored', 'after a 503 the retry executes (a 5xx is not stored)'))
     expectEqual((await rowsSince(bank, before)).length, 1, 'the retry after the 503 moved the money once', executed.exchange)
     // What is stored now is the 201, not the 503.
-    const next = await bank.transfer(a!.customer, body, { key })
+    const next = await bank.transfer(a.customer, body, { key })
     await expectNotExecutedAgain(bank, before, 1, next, 'the next retry')
     expectOutcomeReplayed(executed, next, 'the next retry', ctx.note)
   },
@@ -238,25 +238,25 @@ const changedBodyAfterReplay: Check = {
   async run(ctx) {
     const { bank } = ctx
     const [a, b] = await openParties(ctx, 2)
-    const from = a!.accounts[0]!
+    const from = a.accounts[0]!
     const opened = await bank.balance(from)
     // The first outcome is a 201 or a stored 402: both answer their own body only.
     const refused = ctx.rng.chance(0.5)
-    const body: TransferBody = { from, to: ctx.rng.pick(b!.accounts), amount: refused ? opened + ctx.rng.amount(1_000, 100_000) : ctx.rng.amount(1_000, 40_000) }
+    const body: TransferBody = { from, to: ctx.rng.pick(b.accounts), amount: refused ? opened + ctx.rng.amount(1_000, 100_000) : ctx.rng.amount(1_000, 40_000) }
     const changed: TransferBody = { ...body, amount: ctx.rng.amount(1_000, 40_000) + (refused ? 0 : 50_000) }
     const key = ctx.rng.uuid()
     const before = await bank.ledger()
-    const first = await bank.transfer(a!.customer, body, { key })
+    const first = await bank.transfer(a.customer, body, { key })
     expectStatus(first, refused ? 402 : 201, refused ? 'a transfer larger than the balance is refused' : 'the transfer executes')
     const rows = refused ? 0 : 1
     const replays = ctx.rng.int(1, 3)
     for (let n = 1; n <= replays; n++) {
-      const retry = await bank.transfer(a!.customer, body, { key })
+      const retry = await bank.transfer(a.customer, body, { key })
       await expectNotExecutedAgain(bank, before, rows, retry, `retry ${n}`)
       expectOutcomeReplayed(first, retry, `retry ${n}`, ctx.note)
     }
     const what = `₩${changed.amount.toLocaleString('en')} instead of ₩${body.amount.toLocaleString('en')} under the key of a completed ${first.status}`
-    const reply = await bank.transfer(a!.customer, changed, { key })
+    const reply = await bank.transfer(a.customer, changed, { key })
     if (reply.status === first.status && reply.text === first.text)
       fail(`${what} got the stored response: a replay answers only the body that produced it, another body is a client error`, {
         exchange: reply.exchange,
@@ -266,7 +266,7 @@ const changedBodyAfterReplay: Check = {
     expectProblem(reply, 422, what)
     expectEqual((await rowsSince(bank, before)).length, rows, `${what}: the 422 moved no money`, reply.exchange)
     // The key still stands for the first body.
-    const again = await bank.transfer(a!.customer, body, { key })
+    const again = await bank.transfer(a.customer, body, { key })
     await expectNotExecutedAgain(bank, before, rows, again, 'the original body after the 422')
     expectOutcomeReplayed(first, again, 'the original body after the 422', ctx.note)
     ctx.note(`a completed ${first.status}, ${replays} replay(s), then a changed body → 422, then the original → the stored ${first.status}`)
@@ -282,13 +282,13 @@ const changedBodyAfterFailure: Check = {
   async run(ctx) {
     const { bank } = ctx
     const [a, b] = await openParties(ctx, 2)
-    const body: TransferBody = { from: a!.accounts[0]!, to: ctx.rng.pick(b!.accounts), amount: ctx.rng.amount(1_000, 40_000) }
+    const body: TransferBody = { from: a.accounts[0]!, to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 40_000) }
     // The client fixes the amount before trying again: a released key has no body yet.
     const changed: TransferBody = { ...body, amount: body.amount + ctx.rng.amount(1_000, 40_000) }
     const key = ctx.rng.uuid()
     const before = await bank.ledger()
-    await failOnce(bank, a!.customer, body, key)
-    const executed = await bank.transfer(a!.customer, changed, { key })
+    await failOnce(bank, a.customer, body, key)
+    const executed = await bank.transfer(a.customer, changed, { key })
     if (executed.status === 422)
       fail(courseRule('failuresNotStored', 'after a 503 the key is released, so a changed body is a new request; it got 422, as if the failed body were still bound to the key'), {
         exchange: executed.exchange,
@@ -300,7 +300,7 @@ const changedBodyAfterFailure: Check = {
     const rows = newRows(before, await bank.ledger())
     expectEqual(rows.map((r) => r.amount), [changed.amount], 'one transfer, of the changed amount', executed.exchange)
     // Now the key is bound to the changed body: the failed body is the different one.
-    const original = await bank.transfer(a!.customer, body, { key })
+    const original = await bank.transfer(a.customer, body, { key })
     expectProblem(original, 422, 'the body that failed, resent after the changed body executed under the key')
     expectEqual((await rowsSince(bank, before)).length, 1, 'the 422 moved no money', original.exchange)
   },

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { BankClient, Ledger, TransferBody } from '../../harness/bankClient.ts'
 import { expectEqual, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
-import { expectConsistent, expectNotExecutedAgain, newRows, openParties, type Party } from './fixtures.ts'
+import { expectConsistent, expectNotExecutedAgain, newRows, openParties } from './setup.ts'
 import { heldBurst } from './heldBurst.ts'
 import { isReplay, replayDeviations } from './replies.ts'
 import { oneRouteAnySpelling } from './routeSpelling.ts'
@@ -77,7 +77,7 @@ const scopePerClient: Check = {
     const { bank } = ctx
     const parties = await openParties(ctx, 2)
     const key = ctx.rng.uuid()
-    const [a, b] = parties as [Party, Party]
+    const [a, b] = parties
     const intents = ctx.rng.shuffle([
       { who: 'client A', party: a, body: { from: a.accounts[0]!, to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 90_000) } },
       { who: 'client B', party: b, body: { from: b.accounts[0]!, to: ctx.rng.pick(a.accounts), amount: ctx.rng.amount(1_000, 90_000) } },
@@ -112,7 +112,7 @@ const scopePerRoute: Check = {
   timeoutMs: 15_000,
   async run(ctx) {
     const { bank } = ctx
-    const [a] = (await openParties(ctx, 1)) as [Party]
+    const [a] = await openParties(ctx, 1)
     const key = ctx.rng.uuid()
     const intents = ctx.rng.shuffle([
       { what: 'the transfer', path: '/transfers', prefix: 'tr_', body: { from: a.accounts[0]!, to: a.accounts[1]!, amount: ctx.rng.amount(1_000, 90_000) } as object },
@@ -163,7 +163,7 @@ const noCrossClientSignal: Check = {
   timeoutMs: 20_000,
   async run(ctx) {
     const { bank } = ctx
-    const [a, b] = (await openParties(ctx, 2)) as [Party, Party]
+    const [a, b] = await openParties(ctx, 2)
     // Small amounts: A's four transfers from one account always fit its opening balance (at least ₩100,000).
     const ofA = (): TransferBody => ({ from: a.accounts[0]!, to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 20_000) })
     const ofB = (): TransferBody => ({ from: b.accounts[0]!, to: ctx.rng.pick(a.accounts), amount: ctx.rng.amount(1_000, 20_000) })

@@ -13,7 +13,7 @@ import type { BankClient } from '../../harness/bankClient.ts'
 import { expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
 import { CLOCK_SLACK_MS, sleepUntil, timed, type Timed } from './clock.ts'
-import { openParties, type Party } from './fixtures.ts'
+import { openParties, type Party } from './setup.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { judgeRetry, sameIntent } from './retryVerdict.ts'
 
@@ -24,7 +24,7 @@ async function shortTtlBank(ctx: CheckContext, ttlMs: number, leaseMs?: number) 
   const env: Record<string, string> = { LAB_KEY_TTL_MS: String(ttlMs) }
   if (leaseMs !== undefined) env.LAB_LEASE_MS = String(leaseMs)
   const bank = await ctx.startServer({ env })
-  const [a] = (await openParties(ctx, 1, 1, bank)) as [Party]
+  const [a] = await openParties(ctx, 1, 1, bank)
   return { bank, a }
 }
 
@@ -142,7 +142,7 @@ const inFlightAcrossTtl: Check = {
   timeoutMs: 45_000,
   async run(ctx) {
     const bank = await ctx.startServer({ env: { LAB_KEY_TTL_MS: String(ACROSS_TTL_MS), LAB_LEASE_MS: String(ACROSS_LEASE_MS) } })
-    const [a, b] = (await openParties(ctx, 2, 2, bank)) as [Party, Party]
+    const [a, b] = await openParties(ctx, 2, 2, bank)
     const { body, key } = plan(ctx, a, b)
     const before = await bank.ledger()
     let first: Reply

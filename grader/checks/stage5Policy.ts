@@ -4,7 +4,7 @@ import { parseDictionary } from 'structured-headers'
 import type { BankClient } from '../../harness/bankClient.ts'
 import { fail, type Check } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
-import { openParties, type Party } from './fixtures.ts'
+import { openParties } from './setup.ts'
 
 /** Idempotency-Key-Policy: ttl=<s>, lease=<s>, scope="client route" (a Structured Field Dictionary). */
 function expectPolicy(reply: Reply, expected: { ttl: number; lease: number }, what: string): void {
@@ -16,6 +16,7 @@ function expectPolicy(reply: Reply, expected: { ttl: number; lease: number }, wh
   try {
     policy = parseDictionary(header!)
   } catch {
+    // biome-ignore lint/correctness/noVoidTypeReturn: wrong() throws; the return tells TypeScript that the catch ends here
     return wrong('the policy is a Structured Field Dictionary (RFC 8941)')
   }
   const item = (name: string) => policy.get(name)?.[0]
@@ -40,14 +41,14 @@ export const policyPublished: Check = {
     const starting = ctx.startServer({ env: { LAB_KEY_TTL_MS: String(configured.ttl * 1000), LAB_LEASE_MS: String(configured.lease * 1000) } })
     starting.catch(() => undefined) // awaited below, unless the default server fails first
     const defaults = { ttl: 24 * 60 * 60, lease: 30 }
-    const [a] = (await openParties(ctx, 1)) as [Party]
+    const [a] = await openParties(ctx, 1)
     const body = { from: a.accounts[0]!, to: a.accounts[1]!, amount: ctx.rng.amount(1_000, 90_000) }
     const key = ctx.rng.uuid()
     expectPolicy(await ctx.bank.transfer(a.customer, body, { key }), defaults, 'a transfer on the default server')
     expectPolicy(await ctx.bank.transfer(a.customer, body, { key }), defaults, 'its replay')
     expectPolicy(await ctx.bank.deposit(a.customer, { to: a.accounts[1]!, amount: ctx.rng.amount() }, { key: ctx.rng.uuid() }), defaults, 'a deposit')
     const other: BankClient = await starting
-    const [c] = (await openParties(ctx, 1, 2, other)) as [Party]
+    const [c] = await openParties(ctx, 1, 2, other)
     const reply = await other.transfer(c.customer, { from: c.accounts[0]!, to: c.accounts[1]!, amount: ctx.rng.amount(1_000, 90_000) }, { key: ctx.rng.uuid() })
     expectPolicy(reply, configured, `a transfer on a server started with LAB_KEY_TTL_MS=${configured.ttl * 1000}, LAB_LEASE_MS=${configured.lease * 1000}`)
     ctx.note(`Idempotency-Key-Policy: ${reply.headers['idempotency-key-policy']}`)

@@ -15,7 +15,7 @@ import type { TransferBody } from '../../harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
 import { CLOCK_SLACK_MS, sleepUntil, timed } from './clock.ts'
-import { expectConsistent, openParties, rowsBetween, type Party } from './fixtures.ts'
+import { expectConsistent, openParties, rowsBetween } from './setup.ts'
 import { BANK_TABLES } from './keyTable.ts'
 import { isReplay } from './replies.ts'
 import { expiryChecks } from './stage5Expiry.ts'
@@ -38,7 +38,7 @@ function expectNewExecution(reply: Reply, first: Reply, what: string): void {
 /** A short-TTL instance of the graded server, on a fresh database, with two funded customers. */
 async function shortTtlBank(ctx: CheckContext, ttlMs: number, accountsEach: number) {
   const bank = await ctx.startServer({ env: { LAB_KEY_TTL_MS: String(ttlMs) } })
-  const [a, b] = (await openParties(ctx, 2, accountsEach, bank)) as [Party, Party]
+  const [a, b] = await openParties(ctx, 2, accountsEach, bank)
   return { bank, a, b }
 }
 

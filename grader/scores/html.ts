@@ -1,7 +1,7 @@
 // The score summary as one static HTML file: inline CSS and SVG, no script,
 // no network (a Content-Security-Policy says so), so it can be mailed or
 // archived as is. Learner ids are folder names, i.e. learner-controlled: every
-// text goes through escape().
+// text goes through escapeHtml().
 import { course } from '../../harness/course.ts'
 import { mostFailed, notPassed, type CheckStat, type StageStat, type Summary } from './summary.ts'
 import { MARKS } from './text.ts'
@@ -15,12 +15,12 @@ export function renderHtml(s: Summary, generatedAt = new Date()): string {
 <head>
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-<title>Scores · ${escape(course.title)}</title>
+<title>Scores · ${escapeHtml(course.title)}</title>
 <style>${STYLE}</style>
 </head>
 <body>
-<h1>Scores · ${escape(course.title)}</h1>
-<p class="meta">${n} learner${n === 1 ? '' : 's'} · stage k: the latest grade of each learner's stage-k folder, on stage k's own checks · generated ${escape(generatedAt.toISOString())}</p>
+<h1>Scores · ${escapeHtml(course.title)}</h1>
+<p class="meta">${n} learner${n === 1 ? '' : 's'} · stage k: the latest grade of each learner's stage-k folder, on stage k's own checks · generated ${escapeHtml(generatedAt.toISOString())}</p>
 <section>
 <h2>Pass rate per stage</h2>
 <p class="meta">The share of learners who pass every check of the stage.</p>
@@ -69,7 +69,7 @@ function stageChart(stats: StageStat[]): string {
       const h = st.rate * PLOT_H
       const tip = `stage ${st.stage} · ${st.title}: ${st.passedAll} of ${st.graded} learners pass every check`
       return `<g class="stage" data-stage="${st.stage}">
-<rect class="bar" data-rate="${st.rate}" x="${x}" y="${top + PLOT_H - h}" width="${BAR_W}" height="${h}" fill="${color(st.rate)}"><title>${escape(tip)}</title></rect>
+<rect class="bar" data-rate="${st.rate}" x="${x}" y="${top + PLOT_H - h}" width="${BAR_W}" height="${h}" fill="${color(st.rate)}"><title>${escapeHtml(tip)}</title></rect>
 <text class="value" x="${x + BAR_W / 2}" y="${top + PLOT_H - h - 5}" text-anchor="middle">${pct(st.rate)}</text>
 <text class="label" x="${x + BAR_W / 2}" y="${top + PLOT_H + 16}" text-anchor="middle">stage ${st.stage}</text>
 </g>`
@@ -98,10 +98,10 @@ function checkChart(stats: CheckStat[]): string {
       y += ROW_H
     }
     const tip = `${c.title}: ${c.passed} of ${c.graded} pass`
-    rows.push(`<g class="check" data-check="${escape(`${c.stage}:${c.id}`)}">
-<text class="label" x="${LABEL_W - 8}" y="${y + 12}" text-anchor="end">${escape(c.id)}</text>
+    rows.push(`<g class="check" data-check="${escapeHtml(`${c.stage}:${c.id}`)}">
+<text class="label" x="${LABEL_W - 8}" y="${y + 12}" text-anchor="end">${escapeHtml(c.id)}</text>
 <rect class="track" x="${LABEL_W}" y="${y}" width="${TRACK_W}" height="15"/>
-<rect class="bar" data-rate="${c.rate}" x="${LABEL_W}" y="${y}" width="${c.rate * TRACK_W}" height="15" fill="${color(c.rate)}"><title>${escape(tip)}</title></rect>
+<rect class="bar" data-rate="${c.rate}" x="${LABEL_W}" y="${y}" width="${c.rate * TRACK_W}" height="15" fill="${color(c.rate)}"><title>${escapeHtml(tip)}</title></rect>
 <text class="value" x="${LABEL_W + TRACK_W + 8}" y="${y + 12}">${pct(c.rate)} (${c.passed}/${c.graded})</text>
 </g>`)
     y += ROW_H
@@ -123,26 +123,26 @@ function learnerTable(s: Summary): string {
         })
         .join('')
       const unfinished = l.stages.filter((p) => p.run.outcome !== 'graded')
-      const outcome = unfinished.length === 0 ? '' : ` <span class="ko" title="${escape(unfinished.map((p) => `stage ${p.stage}: ${p.run.reason}`).join('\n'))}">(${escape(l.outcome)})</span>`
-      const reruns = notPassed(l).map((p) => `<code>${escape(p.run.rerun)}</code>`).join('<br>')
-      return `<tr><td>${i + 1}</td><td class="learner">${escape(l.learner)}${outcome}</td>${stages}<td><b>${l.total}/${l.maxTotal}</b></td><td class="left">${reruns}</td></tr>`
+      const outcome = unfinished.length === 0 ? '' : ` <span class="ko" title="${escapeHtml(unfinished.map((p) => `stage ${p.stage}: ${p.run.reason}`).join('\n'))}">(${escapeHtml(l.outcome)})</span>`
+      const reruns = notPassed(l).map((p) => `<code>${escapeHtml(p.run.rerun)}</code>`).join('<br>')
+      return `<tr><td>${i + 1}</td><td class="learner">${escapeHtml(l.learner)}${outcome}</td>${stages}<td><b>${l.total}/${l.maxTotal}</b></td><td class="left">${reruns}</td></tr>`
     })
     .join('\n')
   return `<table id="learners"><thead>${head}</thead><tbody>\n${body}\n</tbody></table>`
 }
 
 function checkTable(s: Summary): string {
-  const head = `<tr><th>stage</th><th>check</th><th>points</th>${s.learners.map((l, i) => `<th title="${escape(l.learner)}">${i + 1}</th>`).join('')}<th>pass rate</th></tr>`
+  const head = `<tr><th>stage</th><th>check</th><th>points</th>${s.learners.map((l, i) => `<th title="${escapeHtml(l.learner)}">${i + 1}</th>`).join('')}<th>pass rate</th></tr>`
   const body = s.checkStats
     .map((c, j) => {
       const cells = s.learners
         .map((l) => {
           const r = l.checks[j]
           if (!r) return '<td class="none">·</td>'
-          return `<td class="${r.status === 'pass' ? 'ok' : 'ko'}" title="${escape(`${l.learner}: ${r.message || 'pass'}`)}">${MARKS[r.status]}</td>`
+          return `<td class="${r.status === 'pass' ? 'ok' : 'ko'}" title="${escapeHtml(`${l.learner}: ${r.message || 'pass'}`)}">${MARKS[r.status]}</td>`
         })
         .join('')
-      return `<tr><td>${c.stage}</td><td class="left">${escape(c.id)}</td><td>${c.maxPoints}</td>${cells}<td>${pct(c.rate)}</td></tr>`
+      return `<tr><td>${c.stage}</td><td class="left">${escapeHtml(c.id)}</td><td>${c.maxPoints}</td>${cells}<td>${pct(c.rate)}</td></tr>`
     })
     .join('\n')
   return `<p class="meta">Columns are the learners, numbered as above. ✓ pass, ✗ fail, T timed out, ! could not run.</p>
@@ -153,11 +153,11 @@ function failedMost(s: Summary): string {
   const failing = mostFailed(s)
   if (failing.length === 0) return '<p>Every graded check passes for every learner.</p>'
   return `<ol>${failing
-    .map((c) => `<li><b>${escape(c.id)}</b> (stage ${c.stage}): ${pct(c.rate)} pass; most often: <q>${escape(c.commonReason)}</q></li>`)
+    .map((c) => `<li><b>${escapeHtml(c.id)}</b> (stage ${c.stage}): ${pct(c.rate)} pass; most often: <q>${escapeHtml(c.commonReason)}</q></li>`)
     .join('')}</ol>`
 }
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)
 }
 

@@ -52,7 +52,7 @@ export function renderText(s: Summary, store: string): string {
   out.push('', chalk.bold('Failed most'))
   if (failing.length === 0) out.push('  every graded check passes for every learner')
   for (const c of failing)
-    out.push(`  ${pct(c.rate).padStart(4)} pass  ${c.id} (stage ${c.stage})` + chalk.dim(`  ${c.graded - c.passed} failing, most often: ${clip(c.commonReason)}`))
+    out.push(`  ${pct(c.rate).padStart(4)} pass  ${c.id} (stage ${c.stage})${chalk.dim(`  ${c.graded - c.passed} failing, most often: ${clip(c.commonReason)}`)}`)
 
   out.push('', chalk.bold('Stages not passed, and how to rerun them'))
   s.learners.forEach((l, i) => {

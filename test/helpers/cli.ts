@@ -21,8 +21,14 @@ export function startGradeCli(args: string[], tmp: string, command = ['npm', 'ru
   let stdout = ''
   let stderr = ''
   let all = ''
-  child.stdout!.on('data', (c: Buffer) => ((stdout += c), (all += c)))
-  child.stderr!.on('data', (c: Buffer) => ((stderr += c), (all += c)))
+  child.stdout!.on('data', (c: Buffer) => {
+    stdout += c
+    all += c
+  })
+  child.stderr!.on('data', (c: Buffer) => {
+    stderr += c
+    all += c
+  })
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
     child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   )

@@ -13,7 +13,13 @@ export function scratchDir(label: string): { path: string; dispose(): void } {
   const path = mkdtempSync(join(systemTmp, `idem-lab-test-${label}-`))
   // Also removed when the test run is interrupted (stopOnSignal.ts).
   const forget = onCleanup(() => rmSync(path, { recursive: true, force: true }))
-  return { path, dispose: () => (forget(), rmSync(path, { recursive: true, force: true })) }
+  return {
+    path,
+    dispose: () => {
+      forget()
+      rmSync(path, { recursive: true, force: true })
+    },
+  }
 }
 
 /**

@@ -5,13 +5,16 @@ import { expectEqual, fail, type CheckContext } from '../check.ts'
 
 export type Party = { customer: Customer; accounts: string[] }
 
+/** `N` parties as a tuple, so that `const [a, b] = await openParties(ctx, 2)` needs no `!`. */
+export type Parties<N extends number, T extends Party[] = []> = T['length'] extends N ? T : Parties<N, [...T, Party]>
+
 /** Customers with accounts and random opening balances, drawn from the check's RNG. */
-export async function openParties(
+export async function openParties<N extends number>(
   ctx: CheckContext,
-  count: number,
+  count: N,
   accountsEach = 2,
   bank: BankClient = ctx.bank,
-): Promise<Party[]> {
+): Promise<Parties<N>> {
   const parties: Party[] = []
   for (let i = 0; i < count; i++) {
     const customer = await bank.newCustomer(`customer-${ctx.rng.int(1000, 9999)}`)
@@ -19,7 +22,7 @@ export async function openParties(
     for (let j = 0; j < accountsEach; j++) accounts.push(await bank.openAccount(customer, ctx.rng.amount(100_000, 2_000_000)))
     parties.push({ customer, accounts })
   }
-  return parties
+  return parties as Parties<N>
 }
 
 /** Success of any kind: an execution (201) or an answer that it was done (200, a replay). */

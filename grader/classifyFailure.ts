@@ -1,0 +1,47 @@
+// What a check that threw comes to: a failed verdict, a timeout, or an error
+// of the grader's own making, with the evidence a report shows. Pure: it reads
+// what the servers and the HTTP client already know, so every class can be
+// tested without starting a server.
+import { CheckFailure } from '../harness/failure.ts'
+import type { Exchange } from '../harness/http.ts'
+import { ServerStartError, type ServerProcess } from '../harness/spawnServer.ts'
+import type { CheckResult, CheckStatus } from './checkResult.ts'
+import { TimeoutError } from './checkTimer.ts'
+
+/** What a server tells about itself after the fact: whether it died, and its last log lines. */
+export type ServerView = Pick<ServerProcess, 'unexpectedExit' | 'logTail'>
+
+/** The check's requests: the ones that ended, and the ones still waiting for an answer (oldest first). */
+export type CheckTrace = { recorded: readonly Exchange[]; unanswered: Iterable<Exchange> }
+
+export type ClassifiedFailure = {
+  status: Exclude<CheckStatus, 'pass'>
+  message: string
+  failure: CheckResult['failure']
+}
+
+/** `servers[0]` is the shared server; the rest are the extra instances the check started. */
+export function classifyFailure(error: unknown, servers: readonly ServerView[], trace: CheckTrace): ClassifiedFailure {
+  const { status, message, failure } = classifyError(error, trace)
+  // Whatever the error looked like, a server that died explains it better.
+  const deadServer = servers.find((s) => s.unexpectedExit)
+  const log = (deadServer ?? servers[0]!).logTail()
+  // A one-line log is the "listening on" line: worth showing only when something went wrong with the server.
+  const showLog = deadServer || status !== 'fail' || log.includes('\n')
+  return {
+    status,
+    message: deadServer ? `${message} (the server ${deadServer.unexpectedExit} during this check)` : message,
+    failure: showLog ? { ...failure, serverLog: log } : failure,
+  }
+}
+
+function classifyError(error: unknown, trace: CheckTrace): ClassifiedFailure {
+  if (error instanceof TimeoutError)
+    return { status: 'timeout', message: error.message, failure: { exchange: [...trace.unanswered][0] ?? trace.recorded.at(-1) } }
+  if (error instanceof CheckFailure) return { status: 'fail', message: error.message, failure: { ...error.details } }
+  if (error instanceof ServerStartError)
+    return { status: 'error', message: `an extra server instance did not start: ${error.message}`, failure: undefined }
+  // A request that failed outright (connection refused, reset, garbage).
+  const e = error as Error & { exchange?: Exchange }
+  return { status: 'fail', message: e.message, failure: { exchange: e.exchange ?? trace.recorded.at(-1) } }
+}

@@ -1,0 +1,117 @@
+// One grading's state: its workspace, its admin token, how to start a server
+// of the graded stage, and what the grading has learned so far (the shared
+// server, a failed start, a copied answer). The runner (runner.ts) walks the
+// checks; this module sets the grading up and tears it down.
+import { randomBytes } from 'node:crypto'
+import type { Check } from './check.ts'
+import type { CheckResult } from './checkResult.ts'
+import { deniedSolutionRead, describeRefusals, findCopiedAnswers } from './copiedAnswers.ts'
+import { keepServer, type KeptServer } from './keep.ts'
+import { sandboxExports } from './learnerCode.ts'
+import { stageByNumber, type Stage } from '../harness/course.ts'
+import type { Exchange } from '../harness/http.ts'
+import { stageSandbox } from '../harness/sandbox.ts'
+import { ServerProcess } from '../harness/spawnServer.ts'
+import { Workspace, type ScanTarget, type Source } from '../harness/workspace.ts'
+
+export type GradeOptions = {
+  stage: number
+  seed: number
+  source?: Source
+  /** Only these check ids (--only; the self-tests use it to aim at one check). */
+  only?: string[]
+  /** Only the graded stage's own checks, no earlier stage as regression (--no-regression). */
+  noRegression?: boolean
+  /** Stop after the first failing check (watch mode); the rest are not run. */
+  stopAtFirstFailure?: boolean
+  /** Leave the server of the first failure running (implies stopAtFirstFailure). */
+  keep?: boolean
+  /** Ceiling for a server that is alive but still starting (default: LAB_START_TIMEOUT_S or 60 s). */
+  startTimeoutMs?: number
+  /** Called with every request and response, for --verbose. */
+  onExchange?: (e: Exchange) => void
+  onCheckStart?: (stage: Stage, check: Check) => void
+  onCheckEnd?: (result: CheckResult) => void
+  /** Replace bank/main.ts (the grader's self-tests use scenario servers). */
+  entry?: string
+  /** Run the learner's code in a sandbox (sandbox.ts); the CLI decides with sandboxPolicy(). */
+  sandbox?: boolean
+  /** The sandboxes' TMPDIR, kept between a learner's own gradings (default: one per grading). */
+  sandboxTmp?: string
+}
+
+/** One grading's settings, and what it has learned so far about the server and the folder. */
+export type Run = {
+  options: GradeOptions
+  graded: Stage
+  workspace: Workspace
+  adminToken: string
+  defaultDb: string
+  /** What the copied-answer scan looks at for the graded stage. */
+  scanned: ScanTarget
+  newServer(dbPath: string, env?: Record<string, string>): ServerProcess
+  /** One shared server for all checks; started again if a check killed it. */
+  shared?: ServerProcess
+  serverStartMs: number
+  /** Why the graded folder scores nothing (it loads the answer), or ''. */
+  copied: string
+  /** The check that reported the failed start; the others only point at it. */
+  startFailedIn?: string
+  /** The requests of the first failing check: --keep lists the clients and accounts they made. */
+  failedTrace?: Exchange[]
+}
+
+export function prepareRun(options: GradeOptions): Run {
+  const graded = stageByNumber(options.stage)
+  const workspace = new Workspace(options.source ?? { kind: 'starter' })
+  const adminToken = `adm_${randomBytes(16).toString('hex')}`
+  const sandbox = options.sandbox
+    ? { ...stageSandbox(graded, [workspace.stageDir(graded)], [workspace.tmp]), tmp: options.sandboxTmp }
+    : undefined
+  sandboxExports(options.sandbox ? { dataDir: workspace.tmp, tmp: options.sandboxTmp } : undefined)
+  const scanned = workspace.scanTarget(graded)
+  return {
+    options,
+    graded,
+    workspace,
+    adminToken,
+    defaultDb: workspace.newDbPath(),
+    scanned,
+    newServer: (dbPath, env = {}) =>
+      new ServerProcess({
+        stageDir: workspace.stageDir(graded),
+        dbPath,
+        adminToken,
+        env,
+        entry: options.entry,
+        startTimeoutMs: options.startTimeoutMs,
+        // The sandbox leaves solutions/ out altogether; without one, Node's permission model keeps it unreadable.
+        ...(sandbox ? { sandbox } : { confineAsStage: graded.number }),
+      }),
+    serverStartMs: 0,
+    // Before any server starts: a folder that loads the answer scores nothing.
+    copied: describeRefusals(findCopiedAnswers(scanned)),
+  }
+}
+
+/** Starts the shared server; returns why it did not start, if it did not. */
+export async function startShared(run: Run): Promise<string | undefined> {
+  run.shared = run.newServer(run.defaultDb)
+  try {
+    await run.shared.start()
+    run.serverStartMs ||= run.shared.lastStartMs
+    return undefined
+  } catch (error) {
+    // A computed path into solutions/ that the permission model stopped.
+    run.copied = deniedSolutionRead(run.scanned.shownAs, (error as Error).message) ?? ''
+    return run.workspace.asLearnerPaths((error as Error).message)
+  }
+}
+
+/** Stops the shared server and removes the folders, or with --keep leaves the first failure's server running. */
+export async function endRun({ options, failedTrace, shared, workspace, adminToken }: Run): Promise<KeptServer | undefined> {
+  if (options.keep && failedTrace && shared?.alive) return keepServer(shared, workspace, adminToken, failedTrace)
+  await shared?.stop()
+  workspace.dispose()
+  return undefined
+}
