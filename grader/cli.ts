@@ -1,4 +1,4 @@
-// npm run grade -- <stage|all> [--solution | --dir PATH | --roster DIR] [--seed N] [--repeat N] [--json FILE] [--verbose]
+// npm run grade -- <stage|all> [--solution | --dir PATH | --server CMD | --roster DIR] [--seed N] [--repeat N] [--json FILE] [--verbose]
 import { existsSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -13,6 +13,7 @@ import { newSeed } from './rng.ts'
 import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from './roster/roster.ts'
 import { repoRoot } from './paths.ts'
 import { sandboxPolicy, SandboxUnavailableError } from './sandbox.ts'
+import { parseServerCommand, ServerCommandError } from './serverCommand.ts'
 import type { GradeResult } from './runner.ts'
 import type { Source } from './workspace.ts'
 
@@ -22,6 +23,9 @@ const USAGE = `usage: npm run grade -- <stage|all> [options]
   all              every stage, each on its own folder, then your progress
   --solution       grade the reference solution instead of stages/
   --dir PATH       grade the learner files of another checkout of the course
+  --server "CMD"   grade the server CMD starts, in any language (CONTRACT.md,
+                   "Grading your own server"); checks that need the stage's
+                   TypeScript or its SQLite file are skipped
   --seed N         reproduce a run (every random input comes from the seed)
   --repeat N       grade N times with seeds N, N+1, ... and report failures out of N
   --json FILE      write the result as JSON
@@ -44,6 +48,7 @@ async function main(): Promise<number> {
     options: {
       solution: { type: 'boolean', default: false },
       dir: { type: 'string' },
+      server: { type: 'string' },
       seed: { type: 'string' },
       repeat: { type: 'string', default: '1' },
       json: { type: 'string' },
@@ -67,7 +72,8 @@ async function main(): Promise<number> {
     return values.help ? 0 : 2
   }
   const stage = wanted === 'all' ? undefined : findStage(wanted)
-  if (values.solution && values.dir) throw new UsageError('--solution and --dir exclude each other')
+  if ([values.solution, values.dir, values.server].filter(Boolean).length > 1) throw new UsageError('--solution, --dir and --server exclude each other')
+  const server = values.server === undefined ? undefined : parseServerCommand(values.server, process.cwd())
   if (values.dir && !existsSync(resolve(values.dir, 'stages')))
     throw new UsageError(`--dir ${values.dir}: no stages/ folder there; point it at a checkout of the course`)
   const source: Source = values.solution
@@ -82,8 +88,8 @@ async function main(): Promise<number> {
   const loop = loopGradeOptions(stage, values, values.json)
   if (loop.keep && repeat !== 1) throw new UsageError('--keep keeps one server: it excludes --repeat')
   if (values.roster) {
-    if (values.solution || values.dir || repeat !== 1 || loop.partial || loop.keep)
-      throw new UsageError('--roster excludes --solution, --dir, --repeat, --only, --no-regression and --keep')
+    if (values.solution || values.dir || server || repeat !== 1 || loop.partial || loop.keep)
+      throw new UsageError('--roster excludes --solution, --dir, --server, --repeat, --only, --no-regression and --keep')
     const timeLimit = Number(values['time-limit'])
     const jobs = values.jobs === undefined ? undefined : Number(values.jobs)
     if (!(timeLimit > 0)) throw new UsageError('--time-limit takes a number of seconds')
@@ -97,10 +103,10 @@ async function main(): Promise<number> {
   // do (a roster child's, a --dir): the next grading would load what it wrote.
   const sandboxTmp = values.sandbox || source.kind === 'dir' ? undefined : resolve(repoRoot, '.lab', 'sandbox-tmp')
   if (!stage) {
-    if (repeat !== 1 || loop.partial || loop.keep) throw new UsageError('all excludes --repeat, --only, --no-regression and --keep')
+    if (repeat !== 1 || loop.partial || loop.keep || server) throw new UsageError('all excludes --repeat, --only, --no-regression, --keep and --server')
     return gradeAll({ source, seed: firstSeed, verbose: values.verbose, json: values.json, sandbox, sandboxTmp })
   }
-  const where = source.kind === 'starter' ? `stages/${stage.folder}` : source.kind === 'solution' ? `solutions/${stage.folder}` : source.path
+  const where = server ? `--server ${server.line}` : source.kind === 'starter' ? `stages/${stage.folder}` : source.kind === 'solution' ? `solutions/${stage.folder}` : source.path
 
   // Loaded here, not at the top: a check module that fails to load is the
   // grader failing (exit 2), not a failed grade.
@@ -117,6 +123,7 @@ async function main(): Promise<number> {
       source,
       sandbox,
       sandboxTmp,
+      server,
       onExchange: values.verbose ? printVerboseExchange : undefined,
       onCheckStart: quiet ? undefined : (check, s) => printStageStart(check, s, stage.number),
       onCheckEnd: quiet ? (r) => (r.passed ? undefined : printCheck(r)) : printCheck,
@@ -155,7 +162,8 @@ main().then(
       error instanceof UnknownStageError ||
       error instanceof RosterError ||
       error instanceof LoopOptionError ||
-      error instanceof SandboxUnavailableError
+      error instanceof SandboxUnavailableError ||
+      error instanceof ServerCommandError
     ) {
       console.error(chalk.red(error.message))
       console.error(USAGE)

@@ -3,7 +3,8 @@
 import { randomBytes } from 'node:crypto'
 import { setMaxListeners } from 'node:events'
 import { BankClient } from './bankClient.ts'
-import { CheckFailure, type Check, type CheckContext, type StartOptions } from './check.ts'
+import { quote } from 'shell-quote'
+import { CheckFailure, type Check, type CheckContext, type CheckNeeds, type StartOptions } from './check.ts'
 import { checkTimeLimit, TimeoutError } from './checkTimer.ts'
 import { checksFor } from './checks/index.ts'
 import { deniedSolutionRead, describeRefusals, findCopiedAnswers } from './copiedAnswers.ts'
@@ -13,11 +14,13 @@ import { keepServer, type KeptServer } from './keep.ts'
 import { sandboxExports } from './learnerCode.ts'
 import { Rng } from './rng.ts'
 import { stageSandbox } from './sandbox.ts'
+import type { ServerCommand } from './serverCommand.ts'
 import { ServerProcess, ServerStartError } from './spawnServer.ts'
 import { failedToStart, notRun } from './startFailure.ts'
 import { describeSource, Workspace, type Source } from './workspace.ts'
 
-export type CheckStatus = 'pass' | 'fail' | 'timeout' | 'error'
+/** 'skipped': the check needs more than the HTTP contract (check.needs) and the server is a --server command. */
+export type CheckStatus = 'pass' | 'fail' | 'timeout' | 'error' | 'skipped'
 
 export type CheckResult = {
   id: string
@@ -77,10 +80,12 @@ export type GradeOptions = {
   sandbox?: boolean
   /** The sandboxes' TMPDIR, kept between a learner's own gradings (default: one per grading). */
   sandboxTmp?: string
+  /** Grade this command's server (`--server CMD`, any language) instead of a stage folder. */
+  server?: ServerCommand
 }
 
-export function rerunCommand(stage: number, seed: number, source: Source = { kind: 'starter' }): string {
-  return `npm run grade -- ${stage} --seed ${seed}${describeSource(source)}`
+export function rerunCommand(stage: number, seed: number, source: Source = { kind: 'starter' }, server?: ServerCommand): string {
+  return `npm run grade -- ${stage} --seed ${seed}${server ? ` ${quote(['--server', server.line])}` : describeSource(source)}`
 }
 
 export async function grade(options: GradeOptions): Promise<GradeResult> {
@@ -105,7 +110,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
     : undefined
   sandboxExports(options.sandbox ? { dataDir: workspace.tmp, tmp: options.sandboxTmp } : undefined)
   const newServer = (dbPath: string, env: Record<string, string> = {}) =>
-    new ServerProcess({
+    options.server ? foreignServer(options.server, dbPath, env) : new ServerProcess({
       stageDir: workspace.stageDir(graded),
       dbPath,
       adminToken,
@@ -116,9 +121,21 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       ...(sandbox ? { sandbox } : { confineAsStage: graded.number }),
     })
 
-  // Before any server starts: a folder that loads the answer scores nothing.
+  // A --server command brings its own code: the same contract, the same environment, its own sandbox.
+  const foreignServer = (command: ServerCommand, dbPath: string, env: Record<string, string>) =>
+    new ServerProcess({
+      command,
+      stageDir: workspace.stageDir(graded),
+      dbPath,
+      adminToken,
+      env,
+      startTimeoutMs: options.startTimeoutMs,
+      sandbox: options.sandbox ? { readOnly: [], writable: [workspace.tmp], tmp: options.sandboxTmp } : undefined,
+    })
+
+  // Before any server starts: a folder that loads the answer scores nothing (a --server command loads none of ours).
   const scanned = workspace.scanTarget(graded)
-  let copied = describeRefusals(findCopiedAnswers(scanned))
+  let copied = options.server ? '' : describeRefusals(findCopiedAnswers(scanned))
   try {
     const order = course.stages.filter((s) => s.number <= graded.number && (!options.noRegression || s.number === graded.number)).reverse()
     grading: for (const stage of order) {
@@ -126,7 +143,8 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
         if (options.only && !options.only.includes(check.id)) continue
         options.onCheckStart?.(check, stage)
         let result: CheckResult
-        if (copied) result = refused(check, stage, copied, graded.number)
+        if (options.server && check.needs) result = skipped(check, stage)
+        else if (copied) result = refused(check, stage, copied, graded.number)
         else if (startFailedIn) result = notRun(check, stage, startFailedIn)
         else {
           // One shared server for all checks; started again if a check killed it.
@@ -173,7 +191,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
     maxScore,
     durationMs: Math.round(performance.now() - started),
     serverStartMs,
-    rerun: rerunCommand(graded.number, options.seed, source),
+    rerun: rerunCommand(graded.number, options.seed, source, options.server),
     checks: results,
     ...(kept ? { kept } : {}),
   }
@@ -275,6 +293,29 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       inputs: rng.trace(),
       failure,
     }
+  }
+}
+
+const NEEDS: Record<CheckNeeds, string> = {
+  'sqlite-file': 'it opens the server\'s SQLite file (white box)',
+  'learner-code': 'it calls the stage\'s TypeScript',
+}
+
+/** A check a --server command cannot take (check.needs): no points, and not a failure. */
+function skipped(check: Check, stage: Stage): CheckResult {
+  return {
+    id: check.id,
+    stage: stage.number,
+    title: check.title,
+    passed: true,
+    status: 'skipped',
+    points: 0,
+    maxPoints: 0,
+    message: `skipped: ${NEEDS[check.needs!]}, and a --server command offers only the HTTP contract`,
+    hint: check.hint,
+    notes: [],
+    durationMs: 0,
+    inputs: { draws: 0, digest: '' },
   }
 }
 
