@@ -471,12 +471,18 @@ class Handler(BaseHTTPRequestHandler):
         if length == 0:
             return None
         if not UTF8_JSON.match(self.headers.get("Content-Type", "")) or self.headers.get("Content-Encoding", "identity") != "identity":
-            self.close_connection = True  # the unread body must not be taken for the next request
+            self.discard(length)
             raise Problem(problem(415, "unsupported-media-type", "Unsupported media type", "Send UTF-8 JSON, uncompressed."))
         if length > BODY_LIMIT:
-            self.close_connection = True
+            self.discard(length)
             raise Problem(problem(413, "body-too-large", "Body too large", "The body exceeds the size limit."))
         return parse_body(self.rfile.read(length))
+
+    def discard(self, length):
+        # Read the refused body to its end: a client still sending it would get EPIPE instead of our answer.
+        self.close_connection = True
+        while length > 0:
+            length -= len(self.rfile.read(min(length, 1 << 16)) or b"x" * length)
 
     def answer(self):
         path = self.path.split("?", 1)[0]
