@@ -25,7 +25,8 @@ const USAGE = `usage: npm run grade -- <stage|all> [options]
   --dir PATH       grade the learner files of another checkout of the course
   --server "CMD"   grade the server CMD starts, in any language (CONTRACT.md,
                    "Grading your own server"); checks that need the stage's
-                   TypeScript or its SQLite file are skipped
+                   TypeScript or its SQLite file are skipped. It runs in the
+                   current folder, or in --dir PATH when given
   --seed N         reproduce a run (every random input comes from the seed)
   --repeat N       grade N times with seeds N, N+1, ... and report failures out of N
   --json FILE      write the result as JSON
@@ -72,13 +73,14 @@ async function main(): Promise<number> {
     return values.help ? 0 : 2
   }
   const stage = wanted === 'all' ? undefined : findStage(wanted)
-  if ([values.solution, values.dir, values.server].filter(Boolean).length > 1) throw new UsageError('--solution, --dir and --server exclude each other')
-  const server = values.server === undefined ? undefined : parseServerCommand(values.server, process.cwd())
-  if (values.dir && !existsSync(resolve(values.dir, 'stages')))
+  if (values.solution && (values.dir || values.server)) throw new UsageError('--solution excludes --dir and --server')
+  // With --server, --dir is only the folder it runs in (a roster's checkout with a lab-server.sh).
+  const server = values.server === undefined ? undefined : parseServerCommand(values.server, resolve(values.dir ?? process.cwd()))
+  if (values.dir && !server && !existsSync(resolve(values.dir, 'stages')))
     throw new UsageError(`--dir ${values.dir}: no stages/ folder there; point it at a checkout of the course`)
   const source: Source = values.solution
     ? { kind: 'solution' }
-    : values.dir
+    : values.dir && !server
       ? { kind: 'dir', path: resolve(values.dir) }
       : { kind: 'starter' }
   const repeat = Number(values.repeat)

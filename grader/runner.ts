@@ -85,7 +85,8 @@ export type GradeOptions = {
 }
 
 export function rerunCommand(stage: number, seed: number, source: Source = { kind: 'starter' }, server?: ServerCommand): string {
-  return `npm run grade -- ${stage} --seed ${seed}${server ? ` ${quote(['--server', server.line])}` : describeSource(source)}`
+  const foreign = server && ['--server', server.line, ...(server.cwd === process.cwd() ? [] : ['--dir', server.cwd])]
+  return `npm run grade -- ${stage} --seed ${seed}${foreign ? ` ${quote(foreign)}` : describeSource(source)}`
 }
 
 export async function grade(options: GradeOptions): Promise<GradeResult> {
