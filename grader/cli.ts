@@ -145,6 +145,8 @@ async function main(): Promise<number> {
     const failed = results.filter((r) => !r.passed)
     console.log(`\n${failed.length === 0 ? chalk.green.bold('PASSED') : chalk.red.bold('FAILED')}  ${repeat - failed.length}/${repeat} runs passed`)
     for (const r of failed) console.log(`  rerun: ${r.rerun}  (failed: ${r.checks.filter((c) => !c.passed).map((c) => c.id).join(', ')})`)
+    const skipped = results[0]!.checks.filter((c) => c.status === 'skipped')
+    if (skipped.length) console.log(`  ${skipped.length} check(s) skipped in every run (they need more than the HTTP contract): ${skipped.map((c) => c.id).join(', ')}`)
   }
   const jsonTo = values['json-fd'] !== undefined ? Number(values['json-fd']) : values.json
   if (jsonTo !== undefined) {

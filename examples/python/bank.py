@@ -481,6 +481,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def read_body(self):
         """The checks of CONTRACT.md's 'Limits and strict JSON', in its order, before routing and auth."""
+        if "Transfer-Encoding" in self.headers:
+            # Kept small: no chunked bodies. Closing keeps the unread chunks from being read as a request.
+            self.close_connection = True
+            raise Problem(problem(411, "length-required", "Length required", "Send the body with a Content-Length."))
         length = int(self.headers.get("Content-Length") or 0)
         if length == 0:
             return None
