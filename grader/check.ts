@@ -32,6 +32,14 @@ export type CheckContext = {
   signal: AbortSignal
 }
 
+/**
+ * What a check needs besides the HTTP contract. A server graded with
+ * `--server CMD` offers only the contract, so such checks are skipped there:
+ * 'sqlite-file' opens the server's SQLite file (white box), 'learner-code'
+ * calls an export of the stage's TypeScript.
+ */
+export type CheckNeeds = 'sqlite-file' | 'learner-code'
+
 export type Check = {
   id: string
   title: string
@@ -39,6 +47,7 @@ export type Check = {
   /** Shown when the check fails: where to look, not the answer. */
   hint: string
   timeoutMs: number
+  needs?: CheckNeeds
   run(ctx: CheckContext): Promise<void>
 }
 

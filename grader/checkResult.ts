@@ -2,7 +2,8 @@
 // the start-failure helpers build it for checks that never ran.
 import type { Exchange } from '../harness/http.ts'
 
-export type CheckStatus = 'pass' | 'fail' | 'timeout' | 'error'
+/** 'skipped': the check needs more than the HTTP contract (check.needs) and the server is a --server command. */
+export type CheckStatus = 'pass' | 'fail' | 'timeout' | 'error' | 'skipped'
 
 export type CheckResult = {
   id: string

@@ -1,4 +1,4 @@
-// npm run grade -- <stage|all> [--solution | --dir PATH | --roster DIR] [--seed N] [--repeat N] [--json FILE] [--verbose]
+// npm run grade -- <stage|all> [--solution | --dir PATH | --server CMD | --roster DIR] [--seed N] [--repeat N] [--json FILE] [--verbose]
 import { existsSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -13,6 +13,7 @@ import { newSeed } from '../harness/rng.ts'
 import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from './roster/roster.ts'
 import { repoRoot } from '../harness/paths.ts'
 import { sandboxPolicy, SandboxUnavailableError } from '../harness/sandbox.ts'
+import { parseServerCommand, ServerCommandError } from '../harness/serverCommand.ts'
 import type { GradeResult } from './runner.ts'
 import type { Source } from '../harness/workspace.ts'
 
@@ -22,6 +23,10 @@ const USAGE = `usage: npm run grade -- <stage|all> [options]
   all              every stage, each on its own folder, then your progress
   --solution       grade the reference solution instead of stages/
   --dir PATH       grade the learner files of another checkout of the course
+  --server "CMD"   grade the server CMD starts, in any language (CONTRACT.md,
+                   "Grading your own server"); checks that need the stage's
+                   TypeScript or its SQLite file are skipped. It runs in the
+                   current folder, or in --dir PATH when given
   --seed N         reproduce a run (every random input comes from the seed)
   --repeat N       grade N times with seeds N, N+1, ... and report failures out of N
   --json FILE      write the result as JSON
@@ -44,6 +49,7 @@ async function main(): Promise<number> {
     options: {
       solution: { type: 'boolean', default: false },
       dir: { type: 'string' },
+      server: { type: 'string' },
       seed: { type: 'string' },
       repeat: { type: 'string', default: '1' },
       json: { type: 'string' },
@@ -67,12 +73,14 @@ async function main(): Promise<number> {
     return values.help ? 0 : 2
   }
   const stage = wanted === 'all' ? undefined : findStage(wanted)
-  if (values.solution && values.dir) throw new UsageError('--solution and --dir exclude each other')
-  if (values.dir && !existsSync(resolve(values.dir, 'stages')))
+  if (values.solution && (values.dir || values.server)) throw new UsageError('--solution excludes --dir and --server')
+  // With --server, --dir is only the folder it runs in (a roster's checkout with a lab-server.sh).
+  const server = values.server === undefined ? undefined : parseServerCommand(values.server, resolve(values.dir ?? process.cwd()))
+  if (values.dir && !server && !existsSync(resolve(values.dir, 'stages')))
     throw new UsageError(`--dir ${values.dir}: no stages/ folder there; point it at a checkout of the course`)
   const source: Source = values.solution
     ? { kind: 'solution' }
-    : values.dir
+    : values.dir && !server
       ? { kind: 'dir', path: resolve(values.dir) }
       : { kind: 'starter' }
   const repeat = Number(values.repeat)
@@ -82,8 +90,8 @@ async function main(): Promise<number> {
   const loop = loopGradeOptions(stage, values, values.json)
   if (loop.keep && repeat !== 1) throw new UsageError('--keep keeps one server: it excludes --repeat')
   if (values.roster) {
-    if (values.solution || values.dir || repeat !== 1 || loop.partial || loop.keep)
-      throw new UsageError('--roster excludes --solution, --dir, --repeat, --only, --no-regression and --keep')
+    if (values.solution || values.dir || server || repeat !== 1 || loop.partial || loop.keep)
+      throw new UsageError('--roster excludes --solution, --dir, --server, --repeat, --only, --no-regression and --keep')
     const timeLimit = Number(values['time-limit'])
     const jobs = values.jobs === undefined ? undefined : Number(values.jobs)
     if (!(timeLimit > 0)) throw new UsageError('--time-limit takes a number of seconds')
@@ -97,10 +105,10 @@ async function main(): Promise<number> {
   // do (a roster child's, a --dir): the next grading would load what it wrote.
   const sandboxTmp = values.sandbox || source.kind === 'dir' ? undefined : resolve(repoRoot, '.lab', 'sandbox-tmp')
   if (!stage) {
-    if (repeat !== 1 || loop.partial || loop.keep) throw new UsageError('all excludes --repeat, --only, --no-regression and --keep')
+    if (repeat !== 1 || loop.partial || loop.keep || server) throw new UsageError('all excludes --repeat, --only, --no-regression, --keep and --server')
     return gradeAll({ source, seed: firstSeed, verbose: values.verbose, json: values.json, sandbox, sandboxTmp })
   }
-  const where = source.kind === 'starter' ? `stages/${stage.folder}` : source.kind === 'solution' ? `solutions/${stage.folder}` : source.path
+  const where = server ? `--server ${server.line}` : source.kind === 'starter' ? `stages/${stage.folder}` : source.kind === 'solution' ? `solutions/${stage.folder}` : source.path
 
   // Loaded here, not at the top: a check module that fails to load is the
   // grader failing (exit 2), not a failed grade.
@@ -117,6 +125,7 @@ async function main(): Promise<number> {
       source,
       sandbox,
       sandboxTmp,
+      server,
       onExchange: values.verbose ? printVerboseExchange : undefined,
       onCheckStart: quiet ? undefined : stageHeadings(stage.number),
       onCheckEnd: quiet ? (r) => (r.passed ? undefined : printCheck(r)) : printCheck,
@@ -136,6 +145,8 @@ async function main(): Promise<number> {
     const failed = results.filter((r) => !r.passed)
     console.log(`\n${failed.length === 0 ? chalk.green.bold('PASSED') : chalk.red.bold('FAILED')}  ${repeat - failed.length}/${repeat} runs passed`)
     for (const r of failed) console.log(`  rerun: ${r.rerun}  (failed: ${r.checks.filter((c) => !c.passed).map((c) => c.id).join(', ')})`)
+    const skipped = results[0]!.checks.filter((c) => c.status === 'skipped')
+    if (skipped.length) console.log(`  ${skipped.length} check(s) skipped in every run (they need more than the HTTP contract): ${skipped.map((c) => c.id).join(', ')}`)
   }
   const jsonTo = values['json-fd'] !== undefined ? Number(values['json-fd']) : values.json
   if (jsonTo !== undefined) {
@@ -155,7 +166,8 @@ main().then(
       error instanceof UnknownStageError ||
       error instanceof RosterError ||
       error instanceof LoopOptionError ||
-      error instanceof SandboxUnavailableError
+      error instanceof SandboxUnavailableError ||
+      error instanceof ServerCommandError
     ) {
       console.error(chalk.red(error.message))
       console.error(USAGE)

@@ -11,6 +11,7 @@ import { sandboxExports } from './learnerCode.ts'
 import { stageByNumber, type Stage } from '../harness/course.ts'
 import type { Exchange } from '../harness/http.ts'
 import { stageSandbox } from '../harness/sandbox.ts'
+import type { ServerCommand } from '../harness/serverCommand.ts'
 import { ServerProcess } from '../harness/spawnServer.ts'
 import { Workspace, type ScanTarget, type Source } from '../harness/workspace.ts'
 
@@ -38,6 +39,8 @@ export type GradeOptions = {
   sandbox?: boolean
   /** The sandboxes' TMPDIR, kept between a learner's own gradings (default: one per grading). */
   sandboxTmp?: string
+  /** Grade this command's server (`--server CMD`, any language) instead of a stage folder. */
+  server?: ServerCommand
 }
 
 /** One grading's settings, and what it has learned so far about the server and the folder. */
@@ -78,7 +81,7 @@ export function prepareRun(options: GradeOptions): Run {
     defaultDb: workspace.newDbPath(),
     scanned,
     newServer: (dbPath, env = {}) =>
-      new ServerProcess({
+      options.server ? foreignServer(options, options.server, workspace, adminToken, dbPath, env) : new ServerProcess({
         stageDir: workspace.stageDir(graded),
         dbPath,
         adminToken,
@@ -89,9 +92,22 @@ export function prepareRun(options: GradeOptions): Run {
         ...(sandbox ? { sandbox } : { confineAsStage: graded.number }),
       }),
     serverStartMs: 0,
-    // Before any server starts: a folder that loads the answer scores nothing.
-    copied: describeRefusals(findCopiedAnswers(scanned)),
+    // Before any server starts: a folder that loads the answer scores nothing (a --server command loads none of ours).
+    copied: options.server ? '' : describeRefusals(findCopiedAnswers(scanned)),
   }
+}
+
+/** A --server command brings its own code: the same contract, the same environment, its own sandbox. */
+function foreignServer(options: GradeOptions, command: ServerCommand, workspace: Workspace, adminToken: string, dbPath: string, env: Record<string, string>) {
+  return new ServerProcess({
+    command,
+    stageDir: workspace.stageDir(stageByNumber(options.stage)),
+    dbPath,
+    adminToken,
+    env,
+    startTimeoutMs: options.startTimeoutMs,
+    sandbox: options.sandbox ? { readOnly: [], writable: [workspace.tmp], tmp: options.sandboxTmp } : undefined,
+  })
 }
 
 /** Starts the shared server; returns why it did not start, if it did not. */

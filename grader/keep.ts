@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { request } from 'undici'
 import type { Exchange } from '../harness/http.ts'
-import { serverArgs, serverCwd, serverEnv, startCeilingMs, type ServerProcess } from '../harness/spawnServer.ts'
+import { serverCommand, serverCwd, serverEnv, startCeilingMs, type ServerProcess } from '../harness/spawnServer.ts'
 import type { Workspace } from '../harness/workspace.ts'
 
 export type KeptClient = { id: string; name: string; apiKey: string; accounts: string[] }
@@ -40,9 +40,11 @@ export async function keepServer(server: ServerProcess, workspace: Workspace, ad
   const out = openSync(log, 'a')
   // The learner's own server, kept for curl: on a port, outside any sandbox.
   const options = { ...server.options, sandbox: undefined }
-  const child = spawn(process.execPath, serverArgs(options), {
+  const env = serverEnv(options, port)
+  const { file, args } = serverCommand(options, env) // bank/main.ts, or the --server command
+  const child = spawn(file, args, {
     cwd: serverCwd(options),
-    env: serverEnv(options, port),
+    env,
     detached: true,
     stdio: ['ignore', out, out],
   })

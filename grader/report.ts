@@ -29,6 +29,7 @@ export function stageHeadings(graded: number): (stage: Stage) => void {
 
 export function printCheck(r: CheckResult) {
   if (isNotRun(r)) return console.log(chalk.dim(`  – ${r.title} [${r.id}] not run`))
+  if (r.status === 'skipped') return console.log(chalk.dim(`  – ${r.title} [${r.id}] ${r.message}`))
   const mark = r.passed ? chalk.green('✓') : chalk.red('✗')
   const pts = chalk.dim(`${r.points}/${r.maxPoints}`)
   const time = chalk.dim(`${(r.durationMs / 1000).toFixed(1)} s`)
@@ -60,11 +61,14 @@ export function printVerboseExchange(e: Exchange) {
 
 export function printSummary(g: GradeResult) {
   const failed = g.checks.filter((c) => !c.passed)
+  const ran = g.checks.filter((c) => c.status !== 'skipped')
   const verdict = g.passed ? chalk.green.bold('PASSED') : chalk.red.bold('FAILED')
   console.log(
-    `\n${verdict}  score ${g.score}/${g.maxScore} · ${g.checks.length - failed.length} of ${g.checks.length} checks · ${(g.durationMs / 1000).toFixed(1)} s`,
+    `\n${verdict}  score ${g.score}/${g.maxScore} · ${ran.length - failed.length} of ${ran.length} checks · ${(g.durationMs / 1000).toFixed(1)} s`,
   )
   console.log(`seed ${g.seed} · rerun: ${chalk.bold(g.rerun)}`)
+  const skipped = g.checks.filter((c) => c.status === 'skipped').length
+  if (skipped) console.log(chalk.dim(`${skipped} check(s) skipped (they need more than the HTTP contract): ${g.checks.filter((c) => c.status === 'skipped').map((c) => c.id).join(', ')}`))
   const notRun = g.checks.filter(isNotRun).length
   if (notRun) console.log(chalk.red(`the server did not start: ${notRun} other check(s) not run`))
   // A slow start is the machine, not the learner's code: said, never failed.

@@ -1,7 +1,8 @@
 // Runs a stage's checks, then every earlier stage's as regression, against real
 // server processes. Generic: what to check lives in grader/checks/.
 import type { KeptServer } from './keep.ts'
-import type { Check } from './check.ts'
+import { quote } from 'shell-quote'
+import type { Check, CheckNeeds } from './check.ts'
 import type { CheckResult } from './checkResult.ts'
 import { makeCheckContext } from './checkContext.ts'
 import { checkTimeLimit, TimeoutError } from './checkTimer.ts'
@@ -11,6 +12,7 @@ import { endRun, prepareRun, startShared, type GradeOptions, type Run } from './
 import { failedToStart, notRun } from './startFailure.ts'
 import { course, type Stage } from '../harness/course.ts'
 import { CheckFailure } from '../harness/failure.ts'
+import type { ServerCommand } from '../harness/serverCommand.ts'
 import type { ServerProcess } from '../harness/spawnServer.ts'
 import { describeSource, type Source } from '../harness/workspace.ts'
 
@@ -32,8 +34,9 @@ export type GradeResult = {
   kept?: KeptServer
 }
 
-export function rerunCommand(stage: number, seed: number, source: Source = { kind: 'starter' }): string {
-  return `npm run grade -- ${stage} --seed ${seed}${describeSource(source)}`
+export function rerunCommand(stage: number, seed: number, source: Source = { kind: 'starter' }, server?: ServerCommand): string {
+  const foreign = server && ['--server', server.line, ...(server.cwd === process.cwd() ? [] : ['--dir', server.cwd])]
+  return `npm run grade -- ${stage} --seed ${seed}${foreign ? ` ${quote(foreign)}` : describeSource(source)}`
 }
 
 export async function grade(options: GradeOptions): Promise<GradeResult> {
@@ -61,7 +64,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
     maxScore: results.reduce((sum, r) => sum + r.maxPoints, 0),
     durationMs: Math.round(performance.now() - started),
     serverStartMs: run.serverStartMs,
-    rerun: rerunCommand(run.graded.number, options.seed, run.workspace.source),
+    rerun: rerunCommand(run.graded.number, options.seed, run.workspace.source, options.server),
     checks: results,
     ...(kept ? { kept } : {}),
   }
@@ -78,6 +81,7 @@ function checkOrder({ graded, options }: Run): Array<{ check: Check; stage: Stag
 
 /** Refused, not run, failed to start, or run against the shared server (started first if it is not up). */
 async function gradeCheck(run: Run, check: Check, stage: Stage): Promise<CheckResult> {
+  if (run.options.server && check.needs) return skipped(check, stage)
   if (run.copied) return refused(check, stage, run.copied, run.graded.number)
   if (run.startFailedIn) return notRun(check, stage, run.startFailedIn)
   const startError = run.shared?.alive ? undefined : await startShared(run)
@@ -129,6 +133,29 @@ async function runCheck(run: Run, check: Check, stage: Stage, server: ServerProc
     durationMs: Math.round(performance.now() - t0),
     inputs: scope.ctx.rng.trace(),
     failure: outcome?.failure,
+  }
+}
+
+const NEEDS: Record<CheckNeeds, string> = {
+  'sqlite-file': 'it opens the server\'s SQLite file (white box)',
+  'learner-code': 'it calls the stage\'s TypeScript',
+}
+
+/** A check a --server command cannot take (check.needs): no points, and not a failure. */
+function skipped(check: Check, stage: Stage): CheckResult {
+  return {
+    id: check.id,
+    stage: stage.number,
+    title: check.title,
+    passed: true,
+    status: 'skipped',
+    points: 0,
+    maxPoints: 0,
+    message: `skipped: ${NEEDS[check.needs!]}, and a --server command offers only the HTTP contract`,
+    hint: check.hint,
+    notes: [],
+    durationMs: 0,
+    inputs: { draws: 0, digest: '' },
   }
 }
 

@@ -101,12 +101,13 @@ export function exportSandbox(file: string, script: string, dataDir: string, tmp
  * The argv that runs `command` with exactly `env`: inside the sandbox when
  * there is a spec. `graceful`: SIGTERM reaches the command (a server that
  * shuts down cleanly) instead of ending bwrap, and with it everything, at once.
+ * `chdir` and `path`: where it starts and its PATH (a `--server` command's own).
  */
 export function sandboxed(
   spec: SandboxSpec | undefined,
   env: Record<string, string>,
   command: string[],
-  o: { graceful?: boolean } = {},
+  o: { graceful?: boolean; chdir?: string; path?: string } = {},
 ): { file: string; args: string[] } {
   if (!spec) return { file: command[0]!, args: command.slice(1) }
   const bwrap = findBwrap().path
@@ -130,9 +131,9 @@ export function sandboxed(
   if (tmp !== '/tmp') mkdirSync(tmp, { recursive: true })
   for (const dir of spec.tmp ? [...spec.writable, spec.tmp] : spec.writable) args.push('--bind', realpathSync(dir), dir)
   // HOME is the private /tmp: the host's paths do not exist in there.
-  const inside = { ...env, PATH: dirname(process.execPath), HOME: '/tmp', TMPDIR: tmp }
+  const inside = { ...env, PATH: o.path ?? dirname(process.execPath), HOME: '/tmp', TMPDIR: tmp }
   for (const [name, value] of Object.entries(inside)) args.push('--setenv', name, value)
-  args.push('--chdir', repoRoot, '--', ...command)
+  args.push('--chdir', o.chdir ?? repoRoot, '--', ...command)
   if (!o.graceful) return { file: bwrap, args }
   // bwrap dies of SIGTERM at once and takes the sandbox with it. Ignored
   // (inherited over exec; the server's own handlers replace it), the group's

@@ -10,6 +10,7 @@ import type { Endpoint } from './http.ts'
 import { childEnv, signalGroup, stopGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
 import { sandboxed, type SandboxSpec } from './sandbox.ts'
+import { commandSandbox, type ServerCommand } from './serverCommand.ts'
 
 export type ServerOptions = {
   stageDir: string
@@ -29,6 +30,8 @@ export type ServerOptions = {
   confineAsStage?: number
   /** Run it in a sandbox (sandbox.ts): no network, so it listens on a Unix socket next to its database. */
   sandbox?: SandboxSpec
+  /** A server of any language (`--server CMD`) instead of bank/main.ts; same environment, same handling. */
+  command?: ServerCommand
 }
 
 export class ServerStartError extends Error {}
@@ -63,7 +66,7 @@ export function serverEnv(options: ServerOptions, port = 0): Record<string, stri
 }
 
 /** The grader's own scenario servers (entry) are not learner code: never confined. */
-const confinedStage = (options: ServerOptions) => (options.entry === undefined ? options.confineAsStage : undefined)
+const confinedStage = (options: ServerOptions) => (options.entry === undefined && !options.command ? options.confineAsStage : undefined)
 const entryOf = (options: ServerOptions) => resolve(repoRoot, options.entry ?? 'bank/main.ts')
 /** Its database's folder: also its TMPDIR (tsx's cache) when confined, so it writes nowhere else. */
 const ownFolder = (options: ServerOptions) => dirname(options.dbPath)
@@ -83,11 +86,17 @@ export function serverArgs(options: ServerOptions): string[] {
 }
 
 /** A confined server runs in its own stage folder: the course root is not readable to it. */
-export const serverCwd = (options: ServerOptions) => (confinedStage(options) === undefined ? repoRoot : options.stageDir)
+export const serverCwd = (options: ServerOptions) =>
+  options.command ? options.command.cwd : confinedStage(options) === undefined ? repoRoot : options.stageDir
 
 
-/** The program and argv that start the server: node itself, or bwrap around it. */
-function serverCommand(options: ServerOptions, env: Record<string, string>): { file: string; args: string[] } {
+/** The program and argv that start the server: node itself (or the --server command), or bwrap around it. */
+export function serverCommand(options: ServerOptions, env: Record<string, string>): { file: string; args: string[] } {
+  const { command } = options
+  if (command) {
+    const spec = options.sandbox && commandSandbox(options.sandbox, command)
+    return sandboxed(spec, env, command.argv, { graceful: true, chdir: command.cwd, path: spec ? spec.path : undefined })
+  }
   const sandbox = options.sandbox && { ...options.sandbox, readOnly: [...options.sandbox.readOnly, dirname(entryOf(options))] }
   return sandboxed(sandbox, env, [process.execPath, ...serverArgs(options)], { graceful: true })
 }

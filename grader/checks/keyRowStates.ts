@@ -61,6 +61,7 @@ const keyRowStates: Check = {
   points: 4,
   hint: 'Commit the in_progress row (owner, lease) before the money moves; a takeover writes the new owner; completing clears the owner (and lease) in the money\'s transaction; a 5xx deletes the row.',
   timeoutMs: 40_000,
+  needs: 'sqlite-file',
   async run(ctx) {
     const bank = await ctx.startServer({ env: { LAB_LEASE_MS: String(LEASE_MS) } })
     const { dbPath } = bank.server.options

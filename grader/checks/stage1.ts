@@ -201,6 +201,7 @@ const keyTableUnique: Check = {
   points: 4,
   hint: 'Declare the key column PRIMARY KEY (or UNIQUE) in CREATE TABLE, and store the key exactly as the client sent it.',
   timeoutMs: 10_000,
+  needs: 'sqlite-file',
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
     const keys: [string, string] = [ctx.rng.uuid(), ctx.rng.uuid()]

@@ -161,6 +161,7 @@ const canonicalizeRfc8785: Check = {
   points: 8,
   hint: 'Sort keys with the default sort (UTF-16 code units) at every depth; JSON.stringify already writes JCS numbers and strings; throw on a string that is not well formed.',
   timeoutMs: 15_000,
+  needs: 'learner-code',
   async run(ctx) {
     const file = resolve(ctx.stageDir(2), 'canonicalize.ts')
     const cases = canonicalizeCases(ctx.rng)

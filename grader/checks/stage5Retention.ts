@@ -174,6 +174,7 @@ const purgeBounded: Check = {
   points: 4,
   hint: 'Delete expired rows (completed, or in progress with the lease run out too), lazily from claim() or on a timer, at least once per TTL.',
   timeoutMs: 20_000,
+  needs: 'sqlite-file',
   async run(ctx) {
     const ttlMs = 400
     const maxRows = 3

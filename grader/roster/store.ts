@@ -27,7 +27,7 @@ export type StoredCheck = {
   id: string
   stage: number
   title: string
-  status: 'pass' | 'fail' | 'timeout' | 'error'
+  status: 'pass' | 'fail' | 'timeout' | 'error' | 'skipped'
   points: number
   maxPoints: number
   message: string
@@ -74,7 +74,7 @@ const SCHEMA = `
     check_id   TEXT    NOT NULL,
     stage      INTEGER NOT NULL,
     title      TEXT    NOT NULL,
-    status     TEXT    NOT NULL CHECK (status IN ('pass', 'fail', 'timeout', 'error')),
+    status     TEXT    NOT NULL CHECK (status IN ('pass', 'fail', 'timeout', 'error', 'skipped')),
     points     INTEGER NOT NULL,
     max_points INTEGER NOT NULL,
     message    TEXT    NOT NULL,

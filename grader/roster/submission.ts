@@ -9,7 +9,7 @@
 // group, a wall-time limit, a memory cap, a stripped environment, and a result
 // for every check even when the child never writes one.
 import { spawn } from 'node:child_process'
-import { mkdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { checksFor } from '../checks/index.ts'
@@ -17,6 +17,7 @@ import { course, type Stage } from '../../harness/course.ts'
 import { repoRoot } from '../../harness/paths.ts'
 import { stopGroup, track } from '../../harness/processes.ts'
 import { rerunCommand } from '../runner.ts'
+import { CHECKOUT_SERVER_SCRIPT } from '../../harness/serverCommand.ts'
 import { parseGradeResult, type GradeSummary } from './resultSchema.ts'
 import type { Outcome } from './store.ts'
 import { findMarked, killMarked, type Marked } from './strays.ts'
@@ -57,9 +58,11 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
   const tmp = join(o.workDir, 'tmp')
   for (const dir of [home, tmp]) mkdirSync(dir, { recursive: true })
 
+  // A checkout with lab-server.sh at its root is a server of its own (CodeCrafters' your_program.sh): graded by running it.
+  const ownServer = existsSync(join(o.checkout, CHECKOUT_SERVER_SCRIPT)) ? ['--server', `sh ${CHECKOUT_SERVER_SCRIPT}`] : []
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', CLI, String(o.stage.number), '--dir', o.checkout, '--seed', String(o.seed), o.sandbox ? '--sandbox' : '--no-sandbox', '--json-fd', '3'],
+    ['--import', 'tsx', CLI, String(o.stage.number), '--dir', o.checkout, ...ownServer, '--seed', String(o.seed), o.sandbox ? '--sandbox' : '--no-sandbox', '--json-fd', '3'],
     {
       cwd: repoRoot,
       detached: true, // a process group of its own, killed as a whole at the time limit

@@ -3,7 +3,7 @@ import chalk from 'chalk'
 import type { StoredCheck } from '../roster/store.ts'
 import { mostFailed, notPassed, type StagePoints, type Summary } from './summary.ts'
 
-export const MARKS: Record<StoredCheck['status'], string> = { pass: '✓', fail: '✗', timeout: 'T', error: '!' }
+export const MARKS: Record<StoredCheck['status'], string> = { pass: '✓', fail: '✗', timeout: 'T', error: '!', skipped: '–' }
 
 const pct = (rate: number) => `${Math.round(rate * 100)}%`
 
