@@ -50,17 +50,6 @@ export async function answeredOrInCore(
   }
 }
 
-/** Retry-After is delta-seconds or an HTTP date (RFC 9110 §10.2.3). */
-export function expectRetryAfter(reply: Reply, why: string): void {
-  const value = reply.headers['retry-after']
-  if (value === undefined || !(/^\d+$/.test(value) || !Number.isNaN(Date.parse(value))))
-    fail(`${why}: a 409 for a request in flight tells the client when to ask again`, {
-      exchange: reply.exchange,
-      expected: 'Retry-After: <seconds>',
-      got: value === undefined ? '(no Retry-After header)' : `Retry-After: ${value}`,
-    })
-}
-
 /** One transfer's worth of random inputs: who pays, what, under which key. */
 export function plan(ctx: CheckContext, a: Party, b: Party): { body: TransferBody; key: string } {
   return { body: { from: a.accounts[0]!, to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 90_000) }, key: ctx.rng.uuid() }

@@ -1,7 +1,7 @@
 // Setup and ledger assertions shared by the checks of every stage.
 import type { BankClient, Customer, Ledger } from '../../harness/bankClient.ts'
 import type { Reply } from '../../harness/http.ts'
-import { expectEqual, fail, type CheckContext } from '../check.ts'
+import { expectEqual, expectProblem, fail, type CheckContext } from '../check.ts'
 
 export type Party = { customer: Customer; accounts: string[] }
 
@@ -72,4 +72,17 @@ export async function expectNotExecutedAgain(bank: BankClient, before: Ledger, r
 export function newRows(before: Ledger, after: Ledger) {
   const seen = new Set(before.entries.map((e) => e.id))
   return after.entries.filter((e) => !seen.has(e.id))
+}
+
+/**
+ * A changed body under a used key is refused. Which status says so is
+ * amended-amount's property (422, stage 2): a check about something else (the
+ * body's other fields, the moment: in flight, after a lease) notes another 4xx
+ * instead of failing on it, so one deviation fails one check. Anything else
+ * (a 2xx, a 5xx, a 409 that claims the first body is still in flight) fails here.
+ */
+export function expectChangedBodyRefused(reply: Reply, why: string, note: (line: string) => void): void {
+  if (reply.status >= 400 && reply.status < 500 && reply.status !== 422 && reply.status !== 409)
+    note(`a changed body was refused with HTTP ${reply.status}, not 422 (see amended-amount)`)
+  else expectProblem(reply, 422, why)
 }

@@ -6,7 +6,7 @@ import { resolve } from 'node:path'
 import type { BankClient, Customer, Ledger, TransferBody } from '../../harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import { callLearnerExport } from '../learnerCode.ts'
-import { expectConsistent, newRows, openParties, type Party } from './setup.ts'
+import { expectChangedBodyRefused, expectConsistent, newRows, openParties, type Party } from './setup.ts'
 import { PLAIN, serialize, type Style } from './jsonVariants.ts'
 import { canonicalizeCases, GROUPS } from './rfc8785.ts'
 
@@ -41,15 +41,21 @@ function balances(ledger: Ledger, ids: string[]): Record<string, number> {
   return Object.fromEntries(ids.map((id) => [id, ledger.accounts.find((x) => x.id === id)!.balance]))
 }
 
-/** Sends `body` (or its raw text) with `key` and insists on a 422 problem that moved nothing. */
-async function expectRefused(bank: BankClient, customer: Customer, body: TransferBody, key: string, what: string): Promise<void> {
+/**
+ * Sends `body` with `key` and insists that it is refused and moves nothing.
+ * The 422 itself is amended-amount's property; a check given `note` only
+ * notes another 4xx (see expectChangedBodyRefused).
+ */
+async function expectRefused(bank: BankClient, customer: Customer, body: TransferBody, key: string, what: string, note?: (line: string) => void): Promise<void> {
   const before = await bank.ledger()
   const reply = await bank.transfer(customer, body, { key })
-  expectProblem(reply, 422, `${what}, under a key already used for another body`)
+  const why = `${what}, under a key already used for another body`
+  if (note) expectChangedBodyRefused(reply, why, note)
+  else expectProblem(reply, 422, why)
   const after = await bank.ledger()
   expectEqual(newRows(before, after).length, 0, `${what}: a refused request moves no money`, reply.exchange)
   const ids = [body.from, body.to]
-  expectEqual(balances(after, ids), balances(before, ids), `${what}: balances unchanged by the 422`, reply.exchange)
+  expectEqual(balances(after, ids), balances(before, ids), `${what}: balances unchanged by the refusal`, reply.exchange)
 }
 
 const amendedAmount: Check = {
@@ -104,7 +110,7 @@ const amendedBody: Check = {
         { ...body, metadata: { ...body.metadata, invoice: { ...invoice, lines: [{ ...invoice.lines[0]!, qty: invoice.lines[0]!.qty + 1 }, invoice.lines[1]] } } },
       ],
     ]
-    for (const [what, changed] of ctx.rng.shuffle(changes)) await expectRefused(ctx.bank, a.customer, changed, key, what)
+    for (const [what, changed] of ctx.rng.shuffle(changes)) await expectRefused(ctx.bank, a!.customer, changed, key, what, ctx.note)
   },
 }
 

@@ -20,7 +20,8 @@ import { retentionChecks } from './stage5Retention.ts'
  * Why `reply`, sent under a key another client also used, is built from that
  * client's request (undefined: it is not). Any such answer is a leak: a copy
  * of their stored response (a 201 or a stored 402/403/404, byte for byte or
- * naming their transfer), or a 409 or 422 only their request could cause.
+ * naming their transfer), or a refusal (409, 422, or any other 4xx from 405
+ * up: this client's request is valid and funded) only their request could cause.
  * (A replay marker alone is not judged here: on this client's own fresh
  * answer it is first-response-unmarked's business.)
  */
@@ -29,6 +30,7 @@ function crossing(reply: Reply, foreign: Reply[]): string | undefined {
   if (copied) return `it is the other client's stored response (their HTTP ${copied.status}): that client's response leaked`
   if (reply.status === 409) return 'a 409 says "someone is using this key right now": the other client\'s request, not this one, caused it'
   if (reply.status === 422) return 'a 422 says "this key was used with another body": by the other client, not by this one'
+  if (reply.status >= 405 && reply.status < 500) return `an HTTP ${reply.status} refused this valid request over the key: the other client's use of it, not this request, caused it`
   return undefined
 }
 
@@ -122,7 +124,7 @@ const scopePerRoute: Check = {
     const firsts: Reply[] = []
     for (const intent of intents) {
       const reply = await bank.send(bank.postSpec(a.customer, intent.path, intent.body, { key }))
-      if (reply.status === 409 || reply.status === 422 || (firsts[0] && reply.text === firsts[0].text))
+      if ((reply.status >= 405 && reply.status < 500) || (firsts[0] && reply.text === firsts[0].text))
         fail(`${intent.what} reused a key this client had used on the other route; routes are separate scopes, so it must execute`, {
           exchange: reply.exchange,
           expected: 'HTTP 201, executed',

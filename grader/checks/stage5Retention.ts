@@ -12,10 +12,10 @@ import Database from 'better-sqlite3'
 import pLimit from 'p-limit'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { TransferBody } from '../../harness/bankClient.ts'
-import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
+import { expectEqual, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
 import { CLOCK_SLACK_MS, sleepUntil, timed } from './clock.ts'
-import { expectConsistent, openParties, rowsBetween } from './setup.ts'
+import { expectChangedBodyRefused, expectConsistent, openParties, rowsBetween } from './setup.ts'
 import { BANK_TABLES } from './keyTable.ts'
 import { isReplay } from './replies.ts'
 import { expiryChecks } from './stage5Expiry.ts'
@@ -86,7 +86,7 @@ const replayBeforeExpiry: Check = {
     }
     if (unmarked) ctx.note(`${unmarked} replay(s) without Idempotent-Replayed: true (stage 4's marker; retention itself held)`)
     const changed = await bank.transfer(a.customer, { ...body, amount: body.amount + 100 }, { key })
-    expectProblem(changed, 422, alive('the same key with another amount'))
+    expectChangedBodyRefused(changed, alive('the same key with another amount'), ctx.note)
     expectEqual(rowsBetween(await bank.ledger(), body.from, body.to).length, 1, 'the retries within the TTL moved no money')
   },
 }

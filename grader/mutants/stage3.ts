@@ -177,4 +177,17 @@ export const stage3Mutants: Mutant[] = [
       },
     ],
   },
+  {
+    id: 'release-on-500-only',
+    stage: 3,
+    title: 'only a 500 releases the key: a 503 from the core leaves it in progress, so the retry is refused as in flight',
+    mustFail: 'core-failure-releases',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: '  if (outcome.status >= 500) claim.release()',
+        replace: '  if (outcome.status === 500) claim.release()',
+      },
+    ],
+  },
 ]

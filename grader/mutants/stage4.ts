@@ -182,4 +182,28 @@ export const stage4Mutants: Mutant[] = [
       },
     ],
   },
+  {
+    id: 'replay-consumes-key',
+    stage: 4,
+    title: 'the key row is deleted once its response has been replayed (a one-shot replay), so the next retry executes again',
+    mustFail: 'replay-burst',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: `        if (row.status === 'completed')
+          return {
+            kind: 'completed',
+            response: { status: row.responseStatus!, headers: JSON.parse(row.responseHeaders!), body: row.responseBody! },
+          }`,
+        replace: `        if (row.status === 'completed') {
+          // The client has its answer now: the key is spent, keep the table small.
+          db.prepare('DELETE FROM idempotency_keys WHERE key = ?').run(key)
+          return {
+            kind: 'completed',
+            response: { status: row.responseStatus!, headers: JSON.parse(row.responseHeaders!), body: row.responseBody! },
+          }
+        }`,
+      },
+    ],
+  },
 ]
