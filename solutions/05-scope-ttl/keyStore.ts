@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from '#bank/db.ts'
 import type { Outcome } from '#bank/layer.ts'
-import { ClaimLostError, isUniqueViolation } from '#bank/keyClaims.ts'
+import { ClaimLostError } from '#bank/keyClaims.ts'
 
 export type Scope = { clientId: string; route: string; key: string }
 
@@ -55,9 +55,12 @@ export function createKeyStore(db: Db, { leaseMs, ttlMs }: { leaseMs: number; tt
     CREATE INDEX IF NOT EXISTS idempotency_keys_expiry ON idempotency_keys (expires_at);
   `)
   const where = 'client_id = ? AND route = ? AND key = ?'
+  // The PRIMARY KEY still decides who executes; ON CONFLICT only says how the
+  // loser hears it: no row changed, instead of an exception (see claim()).
   const insert = db.prepare<[string, string, string, string, string, number, number, string]>(
     `INSERT INTO idempotency_keys (client_id, route, key, fingerprint, status, owner, lease_until, expires_at, created_at)
-     VALUES (?, ?, ?, ?, 'in_progress', ?, ?, ?, ?)`,
+     VALUES (?, ?, ?, ?, 'in_progress', ?, ?, ?, ?)
+     ON CONFLICT (client_id, route, key) DO NOTHING`,
   )
   const find = db.prepare<[string, string, string], Row>(
     `SELECT fingerprint, status, owner, lease_until AS leaseUntil, expires_at AS expiresAt,
@@ -97,21 +100,17 @@ export function createKeyStore(db: Db, { leaseMs, ttlMs }: { leaseMs: number; tt
           lastPurge = now
           purge.run(now, now)
         }
-        // Read first: most duplicates are retries of a finished request, and
-        // one read answers them, where an INSERT bound to fail would take the
-        // write lock and throw. The read decides nothing: when there is no row
-        // the INSERT still does, and if another request's INSERT wins in
-        // between, ours fails and we go round to read the winner's row.
+        // One INSERT decides: it adds the row, or the key's PRIMARY KEY makes
+        // it a no-op. Stage 1 catches the constraint's exception instead; here
+        // a retry of a finished request is the common case, and building,
+        // throwing and catching a SqliteError for each one costs more than
+        // the rest of its answer.
+        if (insert.run(clientId, route, key, fingerprint, owner, now + leaseMs, now + ttlMs, new Date(now).toISOString()).changes === 1)
+          return { kind: 'claimed', owner }
         const row = find.get(clientId, route, key)
-        if (!row) {
-          try {
-            insert.run(clientId, route, key, fingerprint, owner, now + leaseMs, now + ttlMs, new Date(now).toISOString())
-            return { kind: 'claimed', owner }
-          } catch (error) {
-            if (!isUniqueViolation(error)) throw error
-            continue
-          }
-        }
+        // Gone between our INSERT and this read (released after a 5xx, or
+        // purged): the key is free again, so go round and claim it.
+        if (!row) continue
         if (row.expiresAt <= now && (row.status === 'completed' || row.leaseUntil! <= now)) {
           // Expired: forget it and treat this request as new.
           purge.run(now, now)
