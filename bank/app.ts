@@ -52,20 +52,13 @@ export function createApp(db: Db, config: Config, layer: Layer) {
     const { name } = parse(NewClient, req.body)
     const id = `cl_${randomUUID()}`
     const apiKey = newApiKey()
-    db.prepare('INSERT INTO clients (id, name, api_key_hash, created_at) VALUES (?, ?, ?, ?)').run(
-      id,
-      name,
-      hashApiKey(apiKey),
-      new Date().toISOString(),
-    )
+    db.prepare('INSERT INTO clients (id, name, api_key_hash, created_at) VALUES (?, ?, ?, ?)').run(id, name, hashApiKey(apiKey), new Date().toISOString())
     send(res, jsonOutcome(201, { id, name, apiKey }))
   })
 
   app.get('/admin/ledger', admin, (_req, res) => {
     const read = db.transaction(() => ({
-      accounts: db
-        .prepare('SELECT id, client_id AS clientId, balance, opened_with AS openedWith FROM accounts ORDER BY rowid')
-        .all(),
+      accounts: db.prepare('SELECT id, client_id AS clientId, balance, opened_with AS openedWith FROM accounts ORDER BY rowid').all(),
       entries: db
         .prepare(
           `SELECT id, kind, client_id AS clientId, from_account AS "from", to_account AS "to", amount, created_at AS createdAt
@@ -95,9 +88,7 @@ export function createApp(db: Db, config: Config, layer: Layer) {
 
   app.get('/accounts/:id', client, (req, res) => {
     const account = db
-      .prepare<[string], { id: string; clientId: string; balance: number }>(
-        'SELECT id, client_id AS clientId, balance FROM accounts WHERE id = ?',
-      )
+      .prepare<[string], { id: string; clientId: string; balance: number }>('SELECT id, client_id AS clientId, balance FROM accounts WHERE id = ?')
       .get(String(req.params.id))
     if (!account) throw new HttpProblem(problem(404, 'account-not-found', 'Account not found', `There is no account ${req.params.id}.`))
     if (account.clientId !== res.locals.clientId)

@@ -13,17 +13,13 @@ function bearer(req: Request): string | undefined {
   return match?.[1]
 }
 
-const unauthorized = (detail: string) =>
-  new HttpProblem(
-    problem(401, 'unauthorized', 'Unauthorized', detail, { headers: { 'WWW-Authenticate': 'Bearer' } }),
-  )
+const unauthorized = (detail: string) => new HttpProblem(problem(401, 'unauthorized', 'Unauthorized', detail, { headers: { 'WWW-Authenticate': 'Bearer' } }))
 
 export function requireAdmin(adminToken: string) {
   const expected = Buffer.from(hashApiKey(adminToken))
   return (req: Request, _res: Response, next: NextFunction) => {
     const token = bearer(req)
-    if (!token || !timingSafeEqual(Buffer.from(hashApiKey(token)), expected))
-      throw unauthorized('This route needs the admin token.')
+    if (!token || !timingSafeEqual(Buffer.from(hashApiKey(token)), expected)) throw unauthorized('This route needs the admin token.')
     next()
   }
 }

@@ -20,7 +20,12 @@ function requireUtf8Json(req: Request, _res: Response, next: NextFunction) {
   const type = req.headers['content-type']
   if (hasContent && !UTF8_JSON.test(type ?? ''))
     throw new HttpProblem(
-      problem(415, 'unsupported-media-type', 'Unsupported media type', `Send the body as Content-Type: application/json (UTF-8); got ${type === undefined ? 'no Content-Type' : JSON.stringify(type)}.`),
+      problem(
+        415,
+        'unsupported-media-type',
+        'Unsupported media type',
+        `Send the body as Content-Type: application/json (UTF-8); got ${type === undefined ? 'no Content-Type' : JSON.stringify(type)}.`,
+      ),
     )
   next()
 }

@@ -19,7 +19,11 @@ const schema = z.object({
   // How long a key is remembered after its first request (stage 5).
   LAB_KEY_TTL_MS: ms(24 * 60 * 60 * 1000),
   // Largest JSON body accepted, in bytes.
-  LAB_BODY_LIMIT: z.coerce.number().int().min(1).default(16 * 1024),
+  LAB_BODY_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(16 * 1024),
 })
 
 export type Config = {

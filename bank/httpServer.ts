@@ -15,8 +15,7 @@ function parserProblem(code: string | undefined): Outcome {
     return problem(431, 'headers-too-large', 'Request header fields too large', 'The header section is larger than the server accepts.')
   if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW')
     return problem(413, 'body-too-large', 'Body too large', 'The chunk extensions are larger than the server accepts.')
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
-    return problem(408, 'request-timeout', 'Request timeout', 'The request was not received in time.')
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return problem(408, 'request-timeout', 'Request timeout', 'The request was not received in time.')
   return problem(400, 'bad-request', 'Bad request', `The request is not valid HTTP/1.1 (${code ?? 'parse error'}).`)
 }
 

@@ -4,10 +4,14 @@
 import { jsonOutcome, problem, type Outcome } from './problem.ts'
 
 export const missingKey = (): Outcome =>
-  problem(400, 'idempotency-key-missing', 'Idempotency-Key required', 'Send an Idempotency-Key header: a fresh UUID for each new transfer, the same one on every retry of it.')
+  problem(
+    400,
+    'idempotency-key-missing',
+    'Idempotency-Key required',
+    'Send an Idempotency-Key header: a fresh UUID for each new transfer, the same one on every retry of it.',
+  )
 
-export const malformedKey = (reason: string): Outcome =>
-  problem(400, 'idempotency-key-malformed', 'Malformed Idempotency-Key', reason)
+export const malformedKey = (reason: string): Outcome => problem(400, 'idempotency-key-malformed', 'Malformed Idempotency-Key', reason)
 
 /** Not a problem body: a duplicate that was not executed again (stages 1–3). */
 export const alreadyProcessed = (key: string): Outcome =>
@@ -27,9 +31,15 @@ export const requestInFlight = (retryAfterSeconds: number): Outcome =>
 
 /** The original request lost its claim (its lease expired and a retry took over): the retry's result counts. */
 export const claimLost = (): Outcome =>
-  problem(409, 'idempotency-claim-lost', 'Request superseded', 'This request took too long and a retry with the same Idempotency-Key took over. Retry to get the result.', {
-    headers: { 'Retry-After': '1' },
-  })
+  problem(
+    409,
+    'idempotency-claim-lost',
+    'Request superseded',
+    'This request took too long and a retry with the same Idempotency-Key took over. Retry to get the result.',
+    {
+      headers: { 'Retry-After': '1' },
+    },
+  )
 
 /**
  * The body cannot be fingerprinted (e.g. a lone surrogate: not I-JSON, RFC 7493).

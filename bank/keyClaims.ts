@@ -6,10 +6,7 @@ import Database from 'better-sqlite3'
 
 /** better-sqlite3 raises a SqliteError with one of these codes when the INSERT hits the key's constraint. */
 export function isUniqueViolation(error: unknown): boolean {
-  return (
-    error instanceof Database.SqliteError &&
-    (error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || error.code === 'SQLITE_CONSTRAINT_UNIQUE')
-  )
+  return error instanceof Database.SqliteError && (error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || error.code === 'SQLITE_CONSTRAINT_UNIQUE')
 }
 
 /** Thrown inside the money transaction when this request no longer owns its key: rolls the transfer back. */

@@ -20,14 +20,15 @@ import type { Outcome } from './problem.ts'
 /** The 400 to answer instead of running the layer, or undefined when the field names at most one key. */
 export function repeatedKeyProblem(headersDistinct: NodeJS.Dict<string[]>): Outcome | undefined {
   const lines = headersDistinct['idempotency-key'] ?? []
-  if (lines.length > 1)
-    return malformedKey(`Idempotency-Key was sent on ${lines.length} header lines; send it once (a retry repeats the same single key).`)
+  if (lines.length > 1) return malformedKey(`Idempotency-Key was sent on ${lines.length} header lines; send it once (a retry repeats the same single key).`)
   const [line] = lines
   if (line === undefined) return undefined
   if (line.startsWith('"')) {
     if (countItems(line) > 1) return malformedKey('Idempotency-Key holds a list of keys; send exactly one.')
   } else if (line.includes(','))
-    return malformedKey('A bare Idempotency-Key may not contain a comma: it reads as several keys (or merged header lines). Quote it as a Structured Field String to send a comma.')
+    return malformedKey(
+      'A bare Idempotency-Key may not contain a comma: it reads as several keys (or merged header lines). Quote it as a Structured Field String to send a comma.',
+    )
   return undefined
 }
 

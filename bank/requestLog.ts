@@ -11,7 +11,9 @@ export function requestLog(env: NodeJS.ProcessEnv = process.env) {
     res.once('finish', () => {
       const key = req.get('idempotency-key')
       const ms = (performance.now() - started).toFixed(1)
-      console.log(`${new Date().toISOString().slice(11, 23)} ${req.method} ${req.originalUrl} → ${res.statusCode} ${ms} ms${key === undefined ? '' : ` key ${key}`}`)
+      console.log(
+        `${new Date().toISOString().slice(11, 23)} ${req.method} ${req.originalUrl} → ${res.statusCode} ${ms} ms${key === undefined ? '' : ` key ${key}`}`,
+      )
     })
     next()
   }

@@ -58,8 +58,7 @@ export async function measureLayers(options: LoadOptions, log: (line: string) =>
       // always measured right after the same neighbour.
       const order = tallies.map((_, i) => tallies[(i + r) % tallies.length]!)
       const modes = r % 2 === 0 ? MODES : [...MODES].reverse()
-      for (const tally of order)
-        for (const mode of modes) tally.segments[mode].push(await run(tally, mode, { durationMs: options.seconds * 1000 }))
+      for (const tally of order) for (const mode of modes) tally.segments[mode].push(await run(tally, mode, { durationMs: options.seconds * 1000 }))
       log(`round ${r + 1}/${options.rounds} done`)
     }
 

@@ -100,7 +100,10 @@ async function saveToVerdict(stageNumber: number, seed: number): Promise<Pick<Lo
       saveToFirstCheckMs: Math.round(firstCheck - saved),
       saveToVerdictMs: Math.round(verdict - saved),
       passed: /^PASSED /m.test(after()),
-      failed: after().split('\n').filter((l) => l.startsWith('  ✗ ')).map((l) => l.trim()),
+      failed: after()
+        .split('\n')
+        .filter((l) => l.startsWith('  ✗ '))
+        .map((l) => l.trim()),
     }
   } finally {
     const exited = new Promise((done) => child.once('exit', done))

@@ -60,7 +60,10 @@ const busy = all - idle
 const pct = (hits: number) => `${((100 * hits) / busy).toFixed(1).padStart(5)}%`
 console.log(`${positionals[0]}: ${(busy * msPerSample).toFixed(0)} ms busy of ${(all * msPerSample).toFixed(0)} ms (percentages of busy time)`)
 console.log('\nself time')
-for (const [k, v] of [...self].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, Number(values.top)))
+for (const [k, v] of [...self]
+  .filter(([k]) => !k.startsWith('(idle)'))
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, Number(values.top)))
   console.log(`  ${pct(v)}  ${k}`)
 console.log('\ntotal time (callees included)')
 for (const name of focus) console.log(`  ${pct(total.get(name) ?? 0)}  ${name}`)

@@ -127,7 +127,9 @@ function printLayers(r: BenchReport) {
   table(
     [...head, 'answered'],
     r.layers.map((l) => {
-      const answered = Object.entries(l.replay.outcomes).map(([k, v]) => `${k}×${v}`).join(' ')
+      const answered = Object.entries(l.replay.outcomes)
+        .map(([k, v]) => `${k}×${v}`)
+        .join(' ')
       const again = l.replay.executedPerReplay > 0 ? ` (executed again: ${l.replay.executedPerReplay.toFixed(2)} per retry)` : ''
       return [String(l.stage), l.label, ...figures(l.replay, l.replayVsStage0Fresh, l.replayRoundRatios, l.replayCpuVsStage0Fresh), answered + again]
     }),
@@ -168,7 +170,7 @@ function printDayReplay(d: DayReplay) {
 
 export function printLoop(loop: Loop | { skipped: string }) {
   if ('skipped' in loop) return console.log(chalk.dim(`\nlearner loop: ${loop.skipped}`))
-  console.log(chalk.bold('\nThe learner\'s loop') + chalk.dim(`  (reference solutions, seed ${loop.seed}; wall times include process start-up)`))
+  console.log(chalk.bold("\nThe learner's loop") + chalk.dim(`  (reference solutions, seed ${loop.seed}; wall times include process start-up)`))
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`
   table(
     ['stage', 'verdict', 'full grade', '--no-regression', 'watch: save → 1st check', 'save → verdict'],

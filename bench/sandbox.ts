@@ -14,7 +14,9 @@ import { repoRoot } from '#harness/paths.ts'
 import { installSignalCleanup, onCleanup } from '#harness/processes.ts'
 import { findBwrap } from '#harness/sandbox.ts'
 
-const { values } = parseArgs({ options: { stage: { type: 'string', default: '5' }, rounds: { type: 'string', default: '2' }, jobs: { type: 'string', default: '2' } } })
+const { values } = parseArgs({
+  options: { stage: { type: 'string', default: '5' }, rounds: { type: 'string', default: '2' }, jobs: { type: 'string', default: '2' } },
+})
 const stage = stageByNumber(Number(values.stage))
 const rounds = Number(values.rounds)
 if (!findBwrap().path) throw new Error(`no sandbox to measure: ${findBwrap().problem}`)
@@ -35,7 +37,22 @@ type RosterJson = { submissions: Array<{ learner: string; result: { checks: Arra
 function gradeRoster(sandboxed: boolean, run: number): Promise<number> {
   const store = join(dir, `store-${run}.sqlite`)
   const json = join(dir, `roster-${run}.json`)
-  const args = ['--import', 'tsx', 'grader/cli.ts', String(stage.number), '--roster', roster, '--store', store, '--json', json, '--seed', '1', '--jobs', values.jobs!]
+  const args = [
+    '--import',
+    'tsx',
+    'grader/cli.ts',
+    String(stage.number),
+    '--roster',
+    roster,
+    '--store',
+    store,
+    '--json',
+    json,
+    '--seed',
+    '1',
+    '--jobs',
+    values.jobs!,
+  ]
   const t0 = performance.now()
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, sandboxed ? args : [...args, '--no-sandbox'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] })

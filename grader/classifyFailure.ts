@@ -39,8 +39,7 @@ function classifyError(error: unknown, trace: CheckTrace): ClassifiedFailure {
   if (error instanceof TimeoutError)
     return { status: 'timeout', message: error.message, failure: { exchange: [...trace.unanswered][0] ?? trace.recorded.at(-1) } }
   if (error instanceof CheckFailure) return { status: 'fail', message: error.message, failure: { ...error.details } }
-  if (error instanceof ServerStartError)
-    return { status: 'error', message: `an extra server instance did not start: ${error.message}`, failure: undefined }
+  if (error instanceof ServerStartError) return { status: 'error', message: `an extra server instance did not start: ${error.message}`, failure: undefined }
   // A request that failed outright (connection refused, reset, garbage).
   const e = error as Error & { exchange?: Exchange }
   return { status: 'fail', message: e.message, failure: { exchange: e.exchange ?? trace.recorded.at(-1) } }

@@ -78,11 +78,7 @@ async function main(): Promise<number> {
   const server = values.server === undefined ? undefined : parseServerCommand(values.server, resolve(values.dir ?? process.cwd()))
   if (values.dir && !server && !existsSync(resolve(values.dir, 'stages')))
     throw new UsageError(`--dir ${values.dir}: no stages/ folder there; point it at a checkout of the course`)
-  const source: Source = values.solution
-    ? { kind: 'solution' }
-    : values.dir && !server
-      ? { kind: 'dir', path: resolve(values.dir) }
-      : { kind: 'starter' }
+  const source: Source = values.solution ? { kind: 'solution' } : values.dir && !server ? { kind: 'dir', path: resolve(values.dir) } : { kind: 'starter' }
   const repeat = Number(values.repeat)
   if (!Number.isInteger(repeat) || repeat < 1) throw new UsageError('--repeat takes a whole number ≥ 1')
   const firstSeed = values.seed !== undefined ? Number(values.seed) : newSeed()
@@ -97,7 +93,16 @@ async function main(): Promise<number> {
     if (!(timeLimit > 0)) throw new UsageError('--time-limit takes a number of seconds')
     if (jobs !== undefined && !(Number.isInteger(jobs) && jobs >= 1)) throw new UsageError('--jobs takes a whole number ≥ 1')
     const sandbox = sandboxPolicy({ roster: true, noSandbox: values['no-sandbox'] })
-    return gradeRoster({ stages: stage ? [stage] : course.stages, roster: resolve(values.roster), seed: firstSeed, json: values.json, store: values.store, timeLimitMs: timeLimit * 1000, jobs, sandbox })
+    return gradeRoster({
+      stages: stage ? [stage] : course.stages,
+      roster: resolve(values.roster),
+      seed: firstSeed,
+      json: values.json,
+      store: values.store,
+      timeLimitMs: timeLimit * 1000,
+      jobs,
+      sandbox,
+    })
   }
   // --keep leaves the learner's own server up for curl, on a port: no sandbox (it has no network).
   const sandbox = sandboxPolicy({ roster: values.sandbox, noSandbox: values['no-sandbox'] || loop.keep })
@@ -108,7 +113,13 @@ async function main(): Promise<number> {
     if (repeat !== 1 || loop.partial || loop.keep || server) throw new UsageError('all excludes --repeat, --only, --no-regression, --keep and --server')
     return gradeAll({ source, seed: firstSeed, verbose: values.verbose, json: values.json, sandbox, sandboxTmp })
   }
-  const where = server ? `--server ${server.line}` : source.kind === 'starter' ? `stages/${stage.folder}` : source.kind === 'solution' ? `solutions/${stage.folder}` : source.path
+  const where = server
+    ? `--server ${server.line}`
+    : source.kind === 'starter'
+      ? `stages/${stage.folder}`
+      : source.kind === 'solution'
+        ? `solutions/${stage.folder}`
+        : source.path
 
   // Loaded here, not at the top: a check module that fails to load is the
   // grader failing (exit 2), not a failed grade.
@@ -144,9 +155,16 @@ async function main(): Promise<number> {
   if (repeat > 1) {
     const failed = results.filter((r) => !r.passed)
     console.log(`\n${failed.length === 0 ? chalk.green.bold('PASSED') : chalk.red.bold('FAILED')}  ${repeat - failed.length}/${repeat} runs passed`)
-    for (const r of failed) console.log(`  rerun: ${r.rerun}  (failed: ${r.checks.filter((c) => !c.passed).map((c) => c.id).join(', ')})`)
+    for (const r of failed)
+      console.log(
+        `  rerun: ${r.rerun}  (failed: ${r.checks
+          .filter((c) => !c.passed)
+          .map((c) => c.id)
+          .join(', ')})`,
+      )
     const skipped = results[0]!.checks.filter((c) => c.status === 'skipped')
-    if (skipped.length) console.log(`  ${skipped.length} check(s) skipped in every run (they need more than the HTTP contract): ${skipped.map((c) => c.id).join(', ')}`)
+    if (skipped.length)
+      console.log(`  ${skipped.length} check(s) skipped in every run (they need more than the HTTP contract): ${skipped.map((c) => c.id).join(', ')}`)
   }
   const jsonTo = values['json-fd'] !== undefined ? Number(values['json-fd']) : values.json
   if (jsonTo !== undefined) {

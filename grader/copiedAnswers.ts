@@ -76,8 +76,7 @@ export function findCopiedAnswers(target: ScanTarget): Refusal[] {
       if (next && CODE.test(next)) visit(next, relative(repoRoot, next) || next, [dirname(next)])
     }
   }
-  for (const name of files)
-    visit(join(target.dir, name), `${target.shownAs}/${name}`, [target.dir, ...(target.original ? [target.original] : [])])
+  for (const name of files) visit(join(target.dir, name), `${target.shownAs}/${name}`, [target.dir, ...(target.original ? [target.original] : [])])
   return refusals
 }
 
@@ -127,7 +126,9 @@ function specifiers(text: string): string[] {
 
 function listCode(dir: string): string[] {
   try {
-    return readdirSync(dir).filter((name) => CODE.test(name) || lstatSync(join(dir, name)).isSymbolicLink()).sort()
+    return readdirSync(dir)
+      .filter((name) => CODE.test(name) || lstatSync(join(dir, name)).isSymbolicLink())
+      .sort()
   } catch {
     return []
   }

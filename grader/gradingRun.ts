@@ -68,9 +68,7 @@ export function prepareRun(options: GradeOptions): Run {
   const graded = stageByNumber(options.stage)
   const workspace = new Workspace(options.source ?? { kind: 'starter' })
   const adminToken = `adm_${randomBytes(16).toString('hex')}`
-  const sandbox = options.sandbox
-    ? { ...stageSandbox(graded, [workspace.stageDir(graded)], [workspace.tmp]), tmp: options.sandboxTmp }
-    : undefined
+  const sandbox = options.sandbox ? { ...stageSandbox(graded, [workspace.stageDir(graded)], [workspace.tmp]), tmp: options.sandboxTmp } : undefined
   sandboxExports(options.sandbox ? { dataDir: workspace.tmp, tmp: options.sandboxTmp } : undefined)
   const scanned = workspace.scanTarget(graded)
   return {
@@ -81,16 +79,18 @@ export function prepareRun(options: GradeOptions): Run {
     defaultDb: workspace.newDbPath(),
     scanned,
     newServer: (dbPath, env = {}) =>
-      options.server ? foreignServer(options, options.server, workspace, adminToken, dbPath, env) : new ServerProcess({
-        stageDir: workspace.stageDir(graded),
-        dbPath,
-        adminToken,
-        env,
-        entry: options.entry,
-        startTimeoutMs: options.startTimeoutMs,
-        // The sandbox leaves solutions/ out altogether; without one, Node's permission model keeps it unreadable.
-        ...(sandbox ? { sandbox } : { confineAsStage: graded.number }),
-      }),
+      options.server
+        ? foreignServer(options, options.server, workspace, adminToken, dbPath, env)
+        : new ServerProcess({
+            stageDir: workspace.stageDir(graded),
+            dbPath,
+            adminToken,
+            env,
+            entry: options.entry,
+            startTimeoutMs: options.startTimeoutMs,
+            // The sandbox leaves solutions/ out altogether; without one, Node's permission model keeps it unreadable.
+            ...(sandbox ? { sandbox } : { confineAsStage: graded.number }),
+          }),
     serverStartMs: 0,
     // Before any server starts: a folder that loads the answer scores nothing (a --server command loads none of ours).
     copied: options.server ? '' : describeRefusals(findCopiedAnswers(scanned)),

@@ -90,8 +90,7 @@ export function clientsIn(trace: Exchange[]): KeptClient[] {
     if (e.request.method !== 'POST' || e.response?.status !== 201) continue
     const path = new URL(e.request.url).pathname
     const body = json(e)
-    if (path === '/admin/clients' && body?.apiKey)
-      byKey.set(body.apiKey, { id: body.id, name: body.name ?? '', apiKey: body.apiKey, accounts: [] })
+    if (path === '/admin/clients' && body?.apiKey) byKey.set(body.apiKey, { id: body.id, name: body.name ?? '', apiKey: body.apiKey, accounts: [] })
     if (path === '/accounts' && body?.id) {
       const apiKey = /^Bearer (.+)$/.exec(e.request.headers.Authorization ?? '')?.[1]
       if (apiKey) byKey.get(apiKey)?.accounts.push(body.id)

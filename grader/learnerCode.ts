@@ -31,12 +31,7 @@ export type CallResult = { ok: true; value: unknown } | { ok: false; error: stri
  * `timeoutMs` is the learner code's own time: it starts when the child says
  * it is ready, so a machine slow to start tsx is never "an endless loop".
  */
-export async function callLearnerExport(
-  file: string,
-  name: string,
-  inputs: string[] | null,
-  timeoutMs = 5_000,
-): Promise<CallResult[]> {
+export async function callLearnerExport(file: string, name: string, inputs: string[] | null, timeoutMs = 5_000): Promise<CallResult[]> {
   const folder = dirname(file)
   // A TMPDIR of its own for tsx's cache.
   const own = exportTmp()
@@ -44,8 +39,7 @@ export async function callLearnerExport(
   // Sandboxed when the grading is (sandbox.ts); otherwise confined like the
   // stage's server (confinement.ts), so a computed path cannot read solutions/.
   const stage = Number(/^(\d+)-/.exec(basename(folder))?.[1] ?? Number.NaN)
-  const permissions =
-    !sandboxData && Number.isInteger(stage) ? confinementArgs({ stage, readable: [folder, SCRIPT], writable: [own], cwd: folder }) : []
+  const permissions = !sandboxData && Number.isInteger(stage) ? confinementArgs({ stage, readable: [folder, SCRIPT], writable: [own], cwd: folder }) : []
   const sandbox = sandboxData ? exportSandbox(file, SCRIPT, sandboxData.dataDir, sandboxData.tmp) : undefined
   const command = sandboxed(sandbox, env, [process.execPath, ...permissions, '--import', 'tsx', SCRIPT])
   const child = spawn(command.file, command.args, {

@@ -8,8 +8,7 @@ export type GradeScope = { partial: boolean }
 
 export function nextStep(g: GradeResult, scope: GradeScope, source: Source = { kind: 'starter' }): string {
   const from = describeSource(source)
-  if (!g.passed)
-    return `next: fix the first ✗ above (its hint says where to look); more hints: npm run hint -- ${g.stage}; rerun: ${g.rerun}`
+  if (!g.passed) return `next: fix the first ✗ above (its hint says where to look); more hints: npm run hint -- ${g.stage}; rerun: ${g.rerun}`
   if (scope.partial) return `next: the full grade, earlier stages included: npm run grade -- ${g.stage}${from}`
   const following = course.stages.find((s) => s.number === g.stage + 1)
   if (!following) return 'next: the capstone, every stage against a whole day of traffic: npm run replay -- all'

@@ -22,7 +22,11 @@ type LoopValues = { only?: string[]; 'no-regression'?: boolean; keep?: boolean; 
 export class LoopOptionError extends Error {}
 
 /** The GradeOptions these flags mean for `stage`; throws LoopOptionError on a bad value. */
-export function loopGradeOptions(stage: Stage | undefined, values: LoopValues, json: string | undefined): { partial: boolean; keep: boolean; grade: Partial<GradeOptions> } {
+export function loopGradeOptions(
+  stage: Stage | undefined,
+  values: LoopValues,
+  json: string | undefined,
+): { partial: boolean; keep: boolean; grade: Partial<GradeOptions> } {
   // course.json's ids (test/course.test.ts keeps them equal to the checks'):
   // the check modules themselves load later, so that one failing to load is exit 2.
   const known = course.stages.filter((s) => !stage || s.number <= stage.number).flatMap((s) => s.checks)

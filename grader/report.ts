@@ -63,12 +63,18 @@ export function printSummary(g: GradeResult) {
   const failed = g.checks.filter((c) => !c.passed)
   const ran = g.checks.filter((c) => c.status !== 'skipped')
   const verdict = g.passed ? chalk.green.bold('PASSED') : chalk.red.bold('FAILED')
-  console.log(
-    `\n${verdict}  score ${g.score}/${g.maxScore} · ${ran.length - failed.length} of ${ran.length} checks · ${(g.durationMs / 1000).toFixed(1)} s`,
-  )
+  console.log(`\n${verdict}  score ${g.score}/${g.maxScore} · ${ran.length - failed.length} of ${ran.length} checks · ${(g.durationMs / 1000).toFixed(1)} s`)
   console.log(`seed ${g.seed} · rerun: ${chalk.bold(g.rerun)}`)
   const skipped = g.checks.filter((c) => c.status === 'skipped').length
-  if (skipped) console.log(chalk.dim(`${skipped} check(s) skipped (they need more than the HTTP contract): ${g.checks.filter((c) => c.status === 'skipped').map((c) => c.id).join(', ')}`))
+  if (skipped)
+    console.log(
+      chalk.dim(
+        `${skipped} check(s) skipped (they need more than the HTTP contract): ${g.checks
+          .filter((c) => c.status === 'skipped')
+          .map((c) => c.id)
+          .join(', ')}`,
+      ),
+    )
   const notRun = g.checks.filter(isNotRun).length
   if (notRun) console.log(chalk.red(`the server did not start: ${notRun} other check(s) not run`))
   // A slow start is the machine, not the learner's code: said, never failed.

@@ -104,8 +104,7 @@ async function runCheck(run: Run, check: Check, stage: Stage, server: ServerProc
   } catch (error) {
     // A refused or reset connection usually means a server just died: give
     // its exit event a moment to arrive, so the report can say so.
-    if (!(error instanceof CheckFailure) && !(error instanceof TimeoutError))
-      await Promise.race(servers().map((s) => s.exitsWithin(500)))
+    if (!(error instanceof CheckFailure) && !(error instanceof TimeoutError)) await Promise.race(servers().map((s) => s.exitsWithin(500)))
     outcome = classifyFailure(error, servers(), { recorded: scope.trace, unanswered: scope.http.pending })
     run.failedTrace ??= scope.trace
   } finally {
@@ -137,8 +136,8 @@ async function runCheck(run: Run, check: Check, stage: Stage, server: ServerProc
 }
 
 const NEEDS: Record<CheckNeeds, string> = {
-  'sqlite-file': 'it opens the server\'s SQLite file (white box)',
-  'learner-code': 'it calls the stage\'s TypeScript',
+  'sqlite-file': "it opens the server's SQLite file (white box)",
+  'learner-code': "it calls the stage's TypeScript",
 }
 
 /** A check a --server command cannot take (check.needs): no points, and not a failure. */

@@ -45,11 +45,19 @@ const quote = (args: string[]) => args.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? 
 
 export function demoCurls(url: string, adminToken: string, d: Demo): string {
   const transfer = quote([
-    'curl', '-si', '-X', 'POST', `${url}/transfers`,
-    '-H', `Authorization: Bearer ${d.apiKey}`,
-    '-H', 'Content-Type: application/json',
-    '-H', `Idempotency-Key: "${d.key}"`,
-    '-d', JSON.stringify({ from: d.accounts[0], to: d.accounts[1], amount: d.amount }),
+    'curl',
+    '-si',
+    '-X',
+    'POST',
+    `${url}/transfers`,
+    '-H',
+    `Authorization: Bearer ${d.apiKey}`,
+    '-H',
+    'Content-Type: application/json',
+    '-H',
+    `Idempotency-Key: "${d.key}"`,
+    '-d',
+    JSON.stringify({ from: d.accounts[0], to: d.accounts[1], amount: d.amount }),
   ])
   const ledger = quote(['curl', '-s', `${url}/admin/ledger`, '-H', `Authorization: Bearer ${adminToken}`])
   const won = (n: number) => `₩${n.toLocaleString('en')}`

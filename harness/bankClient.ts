@@ -103,8 +103,7 @@ export class BankClient {
     for (;;) {
       const state = await this.expectOk(this.admin({ path: '/admin/core' }), 200, 'Reading the core simulator')
       if (state.inflight >= n) return
-      if (Date.now() > deadline)
-        throw new CheckFailure(`expected ${n} request(s) to reach the core within ${timeoutMs} ms, saw ${state.inflight}`)
+      if (Date.now() > deadline) throw new CheckFailure(`expected ${n} request(s) to reach the core within ${timeoutMs} ms, saw ${state.inflight}`)
       await sleep(25)
     }
   }

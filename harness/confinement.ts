@@ -30,9 +30,7 @@ export type Confinement = {
 
 /** Node options that confine a process; put them before `--import tsx`. */
 export function confinementArgs(c: Confinement): string[] {
-  const given = course.stages
-    .filter((s) => s.number < c.stage)
-    .map((s) => resolve(repoRoot, 'given', s.folder))
+  const given = course.stages.filter((s) => s.number < c.stage).map((s) => resolve(repoRoot, 'given', s.folder))
   const modules = resolve(repoRoot, 'node_modules')
   const readable = [
     ...c.readable,

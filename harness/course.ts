@@ -27,13 +27,8 @@ export class UnknownStageError extends Error {}
 /** Accepts `3`, `stage3`, `03`, `in-progress` or `03-in-progress`. */
 export function findStage(name: string): Stage {
   const n = /^(?:stage-?)?(\d+)$/i.exec(name.trim())
-  const stage = n
-    ? course.stages.find((s) => s.number === Number(n[1]))
-    : course.stages.find((s) => s.slug === name || s.folder === name)
-  if (!stage)
-    throw new UnknownStageError(
-      `unknown stage "${name}". Stages: ${course.stages.map((s) => `${s.number} (${s.slug})`).join(', ')}`,
-    )
+  const stage = n ? course.stages.find((s) => s.number === Number(n[1])) : course.stages.find((s) => s.slug === name || s.folder === name)
+  if (!stage) throw new UnknownStageError(`unknown stage "${name}". Stages: ${course.stages.map((s) => `${s.number} (${s.slug})`).join(', ')}`)
   return stage
 }
 

@@ -137,9 +137,7 @@ export function toCurl(req: SentRequest): string {
 export function describeResponse(e: Exchange): string {
   if (!e.response) return `no response (${e.error ?? 'unknown error'})`
   const r = e.response
-  const shown = ['content-type', 'retry-after', 'idempotent-replayed', 'location']
-    .filter((h) => r.headers[h] !== undefined)
-    .map((h) => `${h}: ${r.headers[h]}`)
+  const shown = ['content-type', 'retry-after', 'idempotent-replayed', 'location'].filter((h) => r.headers[h] !== undefined).map((h) => `${h}: ${r.headers[h]}`)
   const body = r.body.length > 600 ? `${r.body.slice(0, 600)}…` : r.body
   return [`HTTP ${r.status}`, ...shown, body].join('\n')
 }

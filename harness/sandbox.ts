@@ -121,8 +121,7 @@ export function sandboxed(
   args.push('--ro-bind', realpathSync(process.execPath), process.execPath)
   // node_modules may be a symlink (a worktree shares one): bind what it points
   // to at the path the code resolves.
-  for (const path of [...RUNTIME.map((p) => resolve(repoRoot, p)), ...spec.readOnly])
-    if (existsSync(path)) args.push('--ro-bind', realpathSync(path), path)
+  for (const path of [...RUNTIME.map((p) => resolve(repoRoot, p)), ...spec.readOnly]) if (existsSync(path)) args.push('--ro-bind', realpathSync(path), path)
   // TMPDIR holds tsx's compile cache: shared by the servers and export
   // children of one grading (or kept for a learner's own runs), so that each
   // does not compile the bank from nothing, which takes seconds on a busy
@@ -141,4 +140,3 @@ export function sandboxed(
   // Not for a process without handlers: it would ignore SIGTERM too.
   return { file: '/bin/sh', args: ['-c', 'trap "" TERM INT HUP; exec "$0" "$@"', bwrap, ...args] }
 }
-

@@ -29,7 +29,9 @@ export function parseServerCommand(line: string, cwd: string): ServerCommand {
   const words = parse(line)
   const shellSyntax = words.find((w) => typeof w !== 'string')
   if (shellSyntax)
-    throw new ServerCommandError(`--server ${JSON.stringify(line)}: shell syntax (${JSON.stringify(shellSyntax)}) is not run; put it in a script and pass "sh script.sh"`)
+    throw new ServerCommandError(
+      `--server ${JSON.stringify(line)}: shell syntax (${JSON.stringify(shellSyntax)}) is not run; put it in a script and pass "sh script.sh"`,
+    )
   const argv = words as string[]
   if (argv.length === 0) throw new ServerCommandError('--server takes the command that starts your server, e.g. --server "python3 examples/python/bank.py"')
   const program = findProgram(argv[0]!, cwd)

@@ -89,7 +89,6 @@ export function serverArgs(options: ServerOptions): string[] {
 export const serverCwd = (options: ServerOptions) =>
   options.command ? options.command.cwd : confinedStage(options) === undefined ? repoRoot : options.stageDir
 
-
 /** The program and argv that start the server: node itself (or the --server command), or bwrap around it. */
 export function serverCommand(options: ServerOptions, env: Record<string, string>): { file: string; args: string[] } {
   const { command } = options
@@ -189,8 +188,7 @@ export class ServerProcess {
     child.stdout!.on('data', append)
     child.stderr!.on('data', append)
     child.once('exit', (code, signal) => {
-      if (this.child === child && !this.stopping)
-        this.unexpectedExit = signal ? `killed by ${signal}` : `exited with code ${code}`
+      if (this.child === child && !this.stopping) this.unexpectedExit = signal ? `killed by ${signal}` : `exited with code ${code}`
     })
 
     const deadline = Date.now() + timeoutMs
@@ -214,8 +212,7 @@ export class ServerProcess {
         return 'http://localhost'
       }
       if (match) return match[1]!
-      if (!this.alive)
-        throw new ServerStartError(`the server ${this.unexpectedExit ?? 'exited'} before it listened.\n${this.logTail()}`)
+      if (!this.alive) throw new ServerStartError(`the server ${this.unexpectedExit ?? 'exited'} before it listened.\n${this.logTail()}`)
       if (Date.now() > deadline)
         throw new ServerStartError(
           `the server is still running but did not print "listening on http://127.0.0.1:PORT" within ${seconds} s ` +

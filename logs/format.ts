@@ -67,8 +67,7 @@ export function parseDay(text: string): AttemptLine[] {
       throw new DayFormatError(`line ${i + 1} is not JSON`)
     }
     const parsed = AttemptLine.safeParse(value)
-    if (!parsed.success)
-      throw new DayFormatError(`line ${i + 1}: ${parsed.error.issues.map((e) => `${e.path.join('.')}: ${e.message}`).join('; ')}`)
+    if (!parsed.success) throw new DayFormatError(`line ${i + 1}: ${parsed.error.issues.map((e) => `${e.path.join('.')}: ${e.message}`).join('; ')}`)
     lines.push(parsed.data)
   })
   return lines

@@ -30,5 +30,7 @@ const intents = new Map<string, string>()
 for (const l of lines) intents.set(l.intent, l.kind)
 const byKind = new Map<string, number>()
 for (const kind of intents.values()) byKind.set(kind, (byKind.get(kind) ?? 0) + 1)
-console.log(`wrote ${out}: ${lines.length} attempts, ${intents.size} intents, ${(Buffer.byteLength(text) / 1e6).toFixed(2)} MB, sha256 ${createHash('sha256').update(text).digest('hex').slice(0, 16)}…`)
+console.log(
+  `wrote ${out}: ${lines.length} attempts, ${intents.size} intents, ${(Buffer.byteLength(text) / 1e6).toFixed(2)} MB, sha256 ${createHash('sha256').update(text).digest('hex').slice(0, 16)}…`,
+)
 console.log(`seed ${seed}; intents by kind: ${[...byKind].map(([k, n]) => `${k} ${n}`).join(', ')}`)

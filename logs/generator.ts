@@ -92,8 +92,7 @@ export function generateDay({ seed, attempts: target }: DayOptions): string {
       const style = a.retryStyle ? client.retryStyle : client.style
       let body = serialize(a.payload, style, rng)
       // A re-serializing library's retry must really differ from what it sent first.
-      for (let tries = 0; intent.kind === 'reserialized-retry' && body === previousBody && tries < 10; tries++)
-        body = serialize(a.payload, style, rng)
+      for (let tries = 0; intent.kind === 'reserialized-retry' && body === previousBody && tries < 10; tries++) body = serialize(a.payload, style, rng)
       previousBody = body
       const ms = t0 + a.offsetMs
       lines.push({

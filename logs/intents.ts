@@ -95,7 +95,12 @@ export class IntentPlanner {
     return out
   }
 
-  private intent(client: ClientName, kind: IncidentKind, attempts: (payload: Payload) => PlannedAttempt[], path: PlannedIntent['path'] = '/transfers'): PlannedIntent {
+  private intent(
+    client: ClientName,
+    kind: IncidentKind,
+    attempts: (payload: Payload) => PlannedAttempt[],
+    path: PlannedIntent['path'] = '/transfers',
+  ): PlannedIntent {
     const p = PROFILES[client]
     const expect = expectOf(kind)
     const payload = this.payload(p, path, expect === 'insufficient-funds')

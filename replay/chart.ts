@@ -35,7 +35,9 @@ function panel(reports: DamageReport[], c: (typeof CATEGORIES)[number], max: num
       if (!n) continue
       const h = (n / max) * plotH
       y -= h
-      parts.push(`<rect x="${x}" y="${y.toFixed(1)}" width="${barW}" height="${h.toFixed(1)}" fill="${kindRow(k).color}"${faded}><title>stage ${r.stage} (${r.code}), ${k}: ${n} (${shortWon(r.byKind[k][c.amount])})</title></rect>`)
+      parts.push(
+        `<rect x="${x}" y="${y.toFixed(1)}" width="${barW}" height="${h.toFixed(1)}" fill="${kindRow(k).color}"${faded}><title>stage ${r.stage} (${r.code}), ${k}: ${n} (${shortWon(r.byKind[k][c.amount])})</title></rect>`,
+      )
     }
     parts.push(`<text x="${x + barW / 2}" y="${y - 4}" class="n">${r[c.id]}</text>`)
     parts.push(`<text x="${x + barW / 2}" y="${H - bottom + 14}" class="n">stage ${r.stage}</text>`)

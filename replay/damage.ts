@@ -76,7 +76,12 @@ export type DamageReport = {
 } & Figures
 
 export function zeroFigures(): Figures {
-  return Object.fromEntries(CATEGORIES.flatMap((c) => [[c.id, 0], [c.amount, 0]])) as Figures
+  return Object.fromEntries(
+    CATEGORIES.flatMap((c) => [
+      [c.id, 0],
+      [c.amount, 0],
+    ]),
+  ) as Figures
 }
 
 export function zeroByKind(): Record<IncidentKind, Figures> {

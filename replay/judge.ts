@@ -30,7 +30,11 @@ const signature = (path: string, m: Money) => `${path}|${m.from ?? ''}|${m.to}|$
 function sameJson(a: unknown, b: unknown): boolean {
   const norm = (v: unknown): unknown =>
     v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, norm((v as Record<string, unknown>)[k])]))
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, norm((v as Record<string, unknown>)[k])]),
+        )
       : Array.isArray(v)
         ? v.map(norm)
         : v
@@ -106,9 +110,7 @@ export function judge(records: AttemptRecord[], ledger: Ledger, world: World): V
   const copiesForeignAnswer = (r: AttemptRecord, body: string) => {
     const status = r.exchange?.response?.status ?? 0
     if (status < 400 || status >= 500 || status === 409 || status === 422) return false
-    return (usesOfKey.get(r.line.key) ?? []).some(
-      (o) => o.line.client !== r.line.client && before(o, r) && o.exchange?.response?.body === body,
-    )
+    return (usesOfKey.get(r.line.key) ?? []).some((o) => o.line.client !== r.line.client && before(o, r) && o.exchange?.response?.body === body)
   }
 
   const total = zeroFigures()
@@ -125,8 +127,7 @@ export function judge(records: AttemptRecord[], ledger: Ledger, world: World): V
 
   for (const intent of intents.values()) {
     const rows = intent.rows
-    if (rows.length > 1)
-      for (const extra of rows.slice(1)) count(intent, 'duplicateTransfers', extra.amount, () => `${rows.length} ledger rows for one intent`)
+    if (rows.length > 1) for (const extra of rows.slice(1)) count(intent, 'duplicateTransfers', extra.amount, () => `${rows.length} ledger rows for one intent`)
     if (intent.expect !== 'insufficient-funds' && rows.length === 0)
       count(intent, 'lostTransfers', intent.amount, () => `no ledger row; answers: ${answers(intent)}`)
     if (intent.expect === 'insufficient-funds' && rows.length > 0)
@@ -145,14 +146,21 @@ export function judge(records: AttemptRecord[], ledger: Ledger, world: World): V
       if (
         (ok && owner && owner !== intent) ||
         copiesForeignAnswer(r, res.body) ||
-        (!ownBefore && foreignBefore && (res.status === 409 || res.status === 422 || res.headers['idempotent-replayed'] !== undefined || (ok && owner !== intent)))
+        (!ownBefore &&
+          foreignBefore &&
+          (res.status === 409 || res.status === 422 || res.headers['idempotent-replayed'] !== undefined || (ok && owner !== intent)))
       )
         count(intent, 'leakedResponses', intent.amount, () => `HTTP ${res.status} ${res.body.slice(0, 120)}`)
       else if (res.status === 422 && sameJson(payload, intent.first))
         count(intent, 'spurious422s', intent.amount, () => `HTTP 422 for a body equal to the first one: ${r.line.body.slice(0, 120)}`)
       else if (amended && ok) {
         if (!rows.some((row) => row.amount === payload.amount) && rows.some((row) => row.amount === intent.amount))
-          count(intent, 'ignoredAmendments', Math.abs(payload.amount - intent.amount), () => `amended to ${won(payload.amount)}, answered HTTP ${res.status}, ledger shows ${won(intent.amount)}`)
+          count(
+            intent,
+            'ignoredAmendments',
+            Math.abs(payload.amount - intent.amount),
+            () => `amended to ${won(payload.amount)}, answered HTTP ${res.status}, ledger shows ${won(intent.amount)}`,
+          )
       } else if (ok && ownBefore && owner !== intent)
         count(intent, 'unreplayedRetries', intent.amount, () => `attempt ${r.line.attempt} answered HTTP ${res.status} ${res.body.slice(0, 120)}`)
     }

@@ -11,6 +11,8 @@ export function progressLines(label: string, print: (line: string) => void = con
     if (tenth <= lastTenth) return
     lastTenth = tenth
     const seconds = (performance.now() - t0) / 1000
-    print(`${label}: ${tenth * 10}% (${p.done.toLocaleString('en')}/${p.total.toLocaleString('en')} lines, ${p.sent.toLocaleString('en')} requests, ${seconds.toFixed(0)} s)`)
+    print(
+      `${label}: ${tenth * 10}% (${p.done.toLocaleString('en')}/${p.total.toLocaleString('en')} lines, ${p.sent.toLocaleString('en')} requests, ${seconds.toFixed(0)} s)`,
+    )
   }
 }

@@ -52,9 +52,9 @@ export function printStageReport(r: DamageReport) {
 
 /** "12 responses dropped, 3 connections reset, …", in the fault table's order. */
 function faultFigures(faults: DamageReport['faults']): string {
-  return FAULT_TABLE.flatMap((row) =>
-    'counter' in row ? [`${faults[row.counter]} ${row.label.replace('{restarts}', String(faults.restarts))}`] : [],
-  ).join(', ')
+  return FAULT_TABLE.flatMap((row) => ('counter' in row ? [`${faults[row.counter]} ${row.label.replace('{restarts}', String(faults.restarts))}`] : [])).join(
+    ', ',
+  )
 }
 
 export function printFooter(r: DamageReport) {

@@ -15,7 +15,12 @@ import { LOW_BALANCE } from '../logs/intents.ts'
  */
 export const OPENING_BALANCE = 100_000_000_000
 
-const ACCOUNT = new RegExp(`"((?:${Object.values(PROFILES).map((p) => p.accountPrefix).join('|')})-(?:low-)?\\d+)"`, 'g')
+const ACCOUNT = new RegExp(
+  `"((?:${Object.values(PROFILES)
+    .map((p) => p.accountPrefix)
+    .join('|')})-(?:low-)?\\d+)"`,
+  'g',
+)
 
 export type World = {
   customers: Map<ClientName, Customer>
@@ -47,9 +52,7 @@ export async function buildWorld(bank: BankClient, lines: AttemptLine[]): Promis
   const accountId = new Map<string, string>()
   const limit = pLimit(8)
   await Promise.all(
-    [...accountsOf(lines)].map(([name, { owner, opening }]) =>
-      limit(async () => accountId.set(name, await bank.openAccount(customers.get(owner)!, opening))),
-    ),
+    [...accountsOf(lines)].map(([name, { owner, opening }]) => limit(async () => accountId.set(name, await bank.openAccount(customers.get(owner)!, opening)))),
   )
   const clientName = new Map([...customers].map(([name, c]) => [c.id, name]))
   return { customers, accountId, accountName: new Map([...accountId].map(([k, v]) => [v, k])), clientName }

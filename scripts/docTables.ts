@@ -70,9 +70,7 @@ function checksTable(stage: Stage, inner: string, path: string): string {
   })
   const earlier = cumulativePoints(stage.number) - stage.points
   const regression = `; with the earlier stages' checks as regression a stage ${stage.number} grade is out of`
-  const total =
-    `${checks.length} checks, ${stage.points} points` +
-    (earlier > 0 ? `${regression} ${cumulativePoints(stage.number)}.` : '.')
+  const total = `${checks.length} checks, ${stage.points} points` + (earlier > 0 ? `${regression} ${cumulativePoints(stage.number)}.` : '.')
   return [
     '',
     row([...GENERATED_HEADERS, ...proseColumns]),

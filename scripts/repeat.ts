@@ -54,20 +54,24 @@ const pending: Array<Promise<void>> = []
 
 if (!values['mutants-only'])
   for (const stage of course.stages.filter((s) => wanted(`solution-${s.number}`)))
-    pending.push(repeat(`solution of stage ${stage.number} passes`, async (seed) => {
-      const r = await grade({ stage: stage.number, seed, source: { kind: 'solution' } })
-      const failed = r.checks.filter((c) => !c.passed)
-      return r.passed ? undefined : `${r.rerun}: failed ${failed.map((c) => `${c.id} (${c.message.split('\n')[0]})`).join(', ')}`
-    }))
+    pending.push(
+      repeat(`solution of stage ${stage.number} passes`, async (seed) => {
+        const r = await grade({ stage: stage.number, seed, source: { kind: 'solution' } })
+        const failed = r.checks.filter((c) => !c.passed)
+        return r.passed ? undefined : `${r.rerun}: failed ${failed.map((c) => `${c.id} (${c.message.split('\n')[0]})`).join(', ')}`
+      }),
+    )
 
 if (!values['solutions-only'])
   for (const mutant of mutants.filter((m) => wanted(m.id))) {
     const path = materialize(mutant)
-    pending.push(repeat(`mutant ${mutant.id} fails ${mutant.mustFail}`, async (seed) => {
-      const r = await grade({ stage: mutant.stage, seed, source: { kind: 'dir', path }, only: [mutant.mustFail] })
-      const check = r.checks.find((c) => c.id === mutant.mustFail)
-      return check && !check.passed ? undefined : `seed ${seed}: ${mutant.mustFail} passed on the mutant (rerun: ${r.rerun})`
-    }))
+    pending.push(
+      repeat(`mutant ${mutant.id} fails ${mutant.mustFail}`, async (seed) => {
+        const r = await grade({ stage: mutant.stage, seed, source: { kind: 'dir', path }, only: [mutant.mustFail] })
+        const check = r.checks.find((c) => c.id === mutant.mustFail)
+        return check && !check.passed ? undefined : `seed ${seed}: ${mutant.mustFail} passed on the mutant (rerun: ${r.rerun})`
+      }),
+    )
   }
 await Promise.all(pending)
 

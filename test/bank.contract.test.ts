@@ -45,7 +45,10 @@ afterAll(async () => {
   await tb?.server.stop()
   const left = await leftoverAfter(() => processesWithMarker(scratch.path))
   scratch.dispose()
-  expect(left.map((p) => `${p.pid} ${p.cmdline}`), 'server processes left running by this file').toEqual([])
+  expect(
+    left.map((p) => `${p.pid} ${p.cmdline}`),
+    'server processes left running by this file',
+  ).toEqual([])
 })
 
 const admin = (spec: RequestSpec) => bank.send({ ...spec, headers: { Authorization: `Bearer ${tb.adminToken}`, ...spec.headers } })
@@ -138,7 +141,7 @@ describe('routes', () => {
     expect((await bank.as(alice.customer, { path: `/transfers/${dep.json.id}` })).status).toBe(404)
   })
 
-  it('POST /deposits credits one of the client\'s own accounts: 201 with Location; 403 for another client\'s account', async () => {
+  it("POST /deposits credits one of the client's own accounts: 201 with Location; 403 for another client's account", async () => {
     const before = await bank.ledger()
     const to = bob.accounts[0]!
     const r = await bank.deposit(bob.customer, { to, amount: 70_000 })
@@ -158,7 +161,13 @@ describe('routes', () => {
 
   it('memo and metadata (nested JSON) are accepted and change nothing the bank does', async () => {
     const before = balancesOf(await bank.ledger())
-    const body = { from: alice.accounts[0]!, to: bob.accounts[0]!, amount: 3_000, memo: '월세 · rent ✓', metadata: { order: { id: 7, tags: ['a', null] }, ok: true } }
+    const body = {
+      from: alice.accounts[0]!,
+      to: bob.accounts[0]!,
+      amount: 3_000,
+      memo: '월세 · rent ✓',
+      metadata: { order: { id: 7, tags: ['a', null] }, ok: true },
+    }
     const r = await bank.transfer(alice.customer, body)
     expect(r.status).toBe(201)
     expect(r.json.balanceAfter).toBe(before[body.from]! - 3_000)
@@ -213,7 +222,16 @@ function expectConserved(l: Ledger) {
 
 describe('bad input never yields a 500 and never changes a balance', () => {
   /** `type` undefined: any problem type (the CONTRACT.md test below checks it is documented). */
-  type Case = { what: string; path?: string; method?: string; raw?: string; auth?: string | null; headers?: Record<string, string>; status: number; type?: string | string[] }
+  type Case = {
+    what: string
+    path?: string
+    method?: string
+    raw?: string
+    auth?: string | null
+    headers?: Record<string, string>
+    status: number
+    type?: string | string[]
+  }
   const A = () => alice.accounts[0]!
   const B = () => bob.accounts[0]!
   const t = (extra: Record<string, unknown>) => JSON.stringify({ from: A(), to: B(), amount: 5_000, ...extra })
@@ -261,41 +279,152 @@ describe('bad input never yields a 500 and never changes a balance', () => {
     { what: 'metadata that is an array', raw: () => t({ metadata: [1, 2] }), status: 400, type: '/problems/invalid-body' },
     { what: 'metadata that is a string', raw: () => t({ metadata: 'x' }), status: 400, type: '/problems/invalid-body' },
     // Anything but UTF-8 JSON is 415, whatever the bytes would parse to.
-    { what: 'a form-encoded body', raw: () => `from=${A()}&to=${B()}&amount=5000`, headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, status: 415, type: '/problems/unsupported-media-type' },
+    {
+      what: 'a form-encoded body',
+      raw: () => `from=${A()}&to=${B()}&amount=5000`,
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      status: 415,
+      type: '/problems/unsupported-media-type',
+    },
     { what: 'JSON sent as text/plain', raw: () => t({}), headers: { 'Content-Type': 'text/plain' }, status: 415, type: '/problems/unsupported-media-type' },
-    { what: 'a charset the bank cannot read', raw: () => t({}), headers: { 'Content-Type': 'application/json; charset=latin1' }, status: 415, type: '/problems/unsupported-media-type' },
-    { what: 'charset=utf-16 over UTF-8 bytes', raw: () => t({}), headers: { 'Content-Type': 'application/json; charset=utf-16' }, status: 415, type: '/problems/unsupported-media-type' },
-    { what: 'charset=utf8 (not the registered name)', raw: () => t({}), headers: { 'Content-Type': 'application/json; charset=utf8' }, status: 415, type: '/problems/unsupported-media-type' },
-    { what: 'a parameter other than charset', raw: () => t({}), headers: { 'Content-Type': 'application/json; version=2' }, status: 415, type: '/problems/unsupported-media-type' },
-    { what: 'a charset parameter without a value', raw: () => t({}), headers: { 'Content-Type': 'application/json; charset' }, status: 415, type: '/problems/unsupported-media-type' },
+    {
+      what: 'a charset the bank cannot read',
+      raw: () => t({}),
+      headers: { 'Content-Type': 'application/json; charset=latin1' },
+      status: 415,
+      type: '/problems/unsupported-media-type',
+    },
+    {
+      what: 'charset=utf-16 over UTF-8 bytes',
+      raw: () => t({}),
+      headers: { 'Content-Type': 'application/json; charset=utf-16' },
+      status: 415,
+      type: '/problems/unsupported-media-type',
+    },
+    {
+      what: 'charset=utf8 (not the registered name)',
+      raw: () => t({}),
+      headers: { 'Content-Type': 'application/json; charset=utf8' },
+      status: 415,
+      type: '/problems/unsupported-media-type',
+    },
+    {
+      what: 'a parameter other than charset',
+      raw: () => t({}),
+      headers: { 'Content-Type': 'application/json; version=2' },
+      status: 415,
+      type: '/problems/unsupported-media-type',
+    },
+    {
+      what: 'a charset parameter without a value',
+      raw: () => t({}),
+      headers: { 'Content-Type': 'application/json; charset' },
+      status: 415,
+      type: '/problems/unsupported-media-type',
+    },
     { what: 'an empty Content-Type', raw: () => t({}), headers: { 'Content-Type': '' }, status: 415, type: '/problems/unsupported-media-type' },
-    { what: 'application/problem+json', raw: () => t({}), headers: { 'Content-Type': 'application/problem+json' }, status: 415, type: '/problems/unsupported-media-type' },
+    {
+      what: 'application/problem+json',
+      raw: () => t({}),
+      headers: { 'Content-Type': 'application/problem+json' },
+      status: 415,
+      type: '/problems/unsupported-media-type',
+    },
     // Depth: checked on the text, before any schema (z.json() recurses).
-    { what: 'metadata nested 33 levels deep (one over the limit)', raw: () => t({ metadata: metadataOfDepth(33) }), status: 400, type: '/problems/json-too-deep' },
-    { what: 'metadata nested 1,500 arrays deep (3 KB)', raw: () => t({}).replace('}', `,"metadata":{"a":${'['.repeat(1_500)}${']'.repeat(1_500)}}}`), status: 400, type: '/problems/json-too-deep' },
+    {
+      what: 'metadata nested 33 levels deep (one over the limit)',
+      raw: () => t({ metadata: metadataOfDepth(33) }),
+      status: 400,
+      type: '/problems/json-too-deep',
+    },
+    {
+      what: 'metadata nested 1,500 arrays deep (3 KB)',
+      raw: () => t({}).replace('}', `,"metadata":{"a":${'['.repeat(1_500)}${']'.repeat(1_500)}}}`),
+      status: 400,
+      type: '/problems/json-too-deep',
+    },
     { what: 'a body that is 2,500 nested objects', raw: () => `${'{"a":'.repeat(2_500)}1${'}'.repeat(2_500)}`, status: 400, type: '/problems/json-too-deep' },
     // I-JSON (RFC 7493): no duplicate member names, no lone surrogates, at any depth.
-    { what: 'amount twice (JSON.parse keeps the last)', raw: () => t({}).replace('"amount":5000', '"amount":1,"amount":5000'), status: 400, type: '/problems/invalid-body' },
-    { what: 'amount twice, once spelled \\u0061mount', raw: () => t({}).replace('"amount":5000', '"amount":1,"\\u0061mount":5000'), status: 400, type: '/problems/invalid-body' },
-    { what: 'a duplicate member deep in metadata', raw: () => t({ metadata: { a: [{ b: 1 }] } }).replace('{"b":1}', '{"b":1,"b":2}'), status: 400, type: '/problems/invalid-body' },
+    {
+      what: 'amount twice (JSON.parse keeps the last)',
+      raw: () => t({}).replace('"amount":5000', '"amount":1,"amount":5000'),
+      status: 400,
+      type: '/problems/invalid-body',
+    },
+    {
+      what: 'amount twice, once spelled \\u0061mount',
+      raw: () => t({}).replace('"amount":5000', '"amount":1,"\\u0061mount":5000'),
+      status: 400,
+      type: '/problems/invalid-body',
+    },
+    {
+      what: 'a duplicate member deep in metadata',
+      raw: () => t({ metadata: { a: [{ b: 1 }] } }).replace('{"b":1}', '{"b":1,"b":2}'),
+      status: 400,
+      type: '/problems/invalid-body',
+    },
     { what: 'a lone surrogate in the memo', raw: () => t({}).replace('}', ',"memo":"abc\\ud800"}'), status: 400, type: '/problems/invalid-body' },
     { what: 'a lone surrogate in a metadata key', raw: () => t({}).replace('}', ',"metadata":{"k\\udc00":1}}'), status: 400, type: '/problems/invalid-body' },
-    { what: 'a reversed surrogate pair deep in metadata', raw: () => t({}).replace('}', ',"metadata":{"a":["ok",{"b":"\\ude00\\ud83d"}]}}'), status: 400, type: '/problems/invalid-body' },
+    {
+      what: 'a reversed surrogate pair deep in metadata',
+      raw: () => t({}).replace('}', ',"metadata":{"a":["ok",{"b":"\\ude00\\ud83d"}]}}'),
+      status: 400,
+      type: '/problems/invalid-body',
+    },
     // Money as written: a literal that is not exactly a whole number, whatever double it parses to.
-    { what: 'amount 0.99999999999999999999 (parses to 1)', raw: () => t({}).replace('5000', '0.99999999999999999999'), status: 400, type: '/problems/invalid-body' },
-    { what: 'amount 5000.00000000000000001 (parses to 5000)', raw: () => t({}).replace('5000', '5000.00000000000000001'), status: 400, type: '/problems/invalid-body' },
-    { what: 'amount 50000e-1 written with a fraction in the exponent', raw: () => t({}).replace('5000', '50001e-1'), status: 400, type: '/problems/invalid-body' },
-    { what: 'account: balance 0.99999999999999999999', path: '/accounts', raw: '{"balance":0.99999999999999999999}', status: 400, type: '/problems/invalid-body' },
+    {
+      what: 'amount 0.99999999999999999999 (parses to 1)',
+      raw: () => t({}).replace('5000', '0.99999999999999999999'),
+      status: 400,
+      type: '/problems/invalid-body',
+    },
+    {
+      what: 'amount 5000.00000000000000001 (parses to 5000)',
+      raw: () => t({}).replace('5000', '5000.00000000000000001'),
+      status: 400,
+      type: '/problems/invalid-body',
+    },
+    {
+      what: 'amount 50000e-1 written with a fraction in the exponent',
+      raw: () => t({}).replace('5000', '50001e-1'),
+      status: 400,
+      type: '/problems/invalid-body',
+    },
+    {
+      what: 'account: balance 0.99999999999999999999',
+      path: '/accounts',
+      raw: '{"balance":0.99999999999999999999}',
+      status: 400,
+      type: '/problems/invalid-body',
+    },
     // One key, not a list (the header is the bank's business before any layer's, from stage 0 on).
-    { what: 'a bare Idempotency-Key holding a list (a, b)', raw: () => t({}), headers: { 'Idempotency-Key': 'k-1, k-1' }, status: 400, type: '/problems/idempotency-key-malformed' },
-    { what: 'a quoted Idempotency-Key list ("a", "b")', raw: () => t({}), headers: { 'Idempotency-Key': '"k-1", "k-2"' }, status: 400, type: '/problems/idempotency-key-malformed' },
+    {
+      what: 'a bare Idempotency-Key holding a list (a, b)',
+      raw: () => t({}),
+      headers: { 'Idempotency-Key': 'k-1, k-1' },
+      status: 400,
+      type: '/problems/idempotency-key-malformed',
+    },
+    {
+      what: 'a quoted Idempotency-Key list ("a", "b")',
+      raw: () => t({}),
+      headers: { 'Idempotency-Key': '"k-1", "k-2"' },
+      status: 400,
+      type: '/problems/idempotency-key-malformed',
+    },
     { what: 'a gzip Content-Encoding over a body that is not gzip', raw: () => t({}), headers: { 'Content-Encoding': 'gzip' }, status: 400 },
     { what: 'a body of exactly the limit (read, then refused for its memo)', raw: sized(16_384), status: 400, type: '/problems/invalid-body' },
     { what: 'a body one byte over the limit', raw: sized(16_385), status: 413, type: '/problems/body-too-large' },
     { what: 'a 10 MB body', raw: sized(10 * 1024 * 1024), status: 413, type: '/problems/body-too-large' },
     { what: 'no Authorization header', raw: () => t({}), auth: null, status: 401, type: '/problems/unauthorized' },
     { what: 'an unknown API key', raw: () => t({}), auth: 'Bearer sk_0000', status: 401, type: '/problems/unauthorized' },
-    { what: 'a Basic Authorization header', raw: () => t({}), auth: `Basic ${Buffer.from('alice:pw').toString('base64')}`, status: 401, type: '/problems/unauthorized' },
+    {
+      what: 'a Basic Authorization header',
+      raw: () => t({}),
+      auth: `Basic ${Buffer.from('alice:pw').toString('base64')}`,
+      status: 401,
+      type: '/problems/unauthorized',
+    },
     { what: 'Bearer without a token', raw: () => t({}), auth: 'Bearer ', status: 401, type: '/problems/unauthorized' },
     { what: 'the admin token as a client key', raw: () => t({}), auth: 'admin', status: 401, type: '/problems/unauthorized' },
     { what: 'no auth and malformed JSON', raw: '{"amount":', auth: null, status: 400, type: '/problems/malformed-json' },
@@ -303,10 +432,29 @@ describe('bad input never yields a 500 and never changes a balance', () => {
     { what: 'deposit: negative amount', path: '/deposits', raw: () => JSON.stringify({ to: A(), amount: -1 }), status: 400, type: '/problems/invalid-body' },
     { what: 'deposit: fractional amount', path: '/deposits', raw: () => JSON.stringify({ to: A(), amount: 0.5 }), status: 400, type: '/problems/invalid-body' },
     { what: 'deposit: huge amount', path: '/deposits', raw: () => JSON.stringify({ to: A(), amount: 1e300 }), status: 400, type: '/problems/invalid-body' },
-    { what: 'deposit: a from field', path: '/deposits', raw: () => JSON.stringify({ from: B(), to: A(), amount: 1 }), status: 400, type: '/problems/invalid-body' },
+    {
+      what: 'deposit: a from field',
+      path: '/deposits',
+      raw: () => JSON.stringify({ from: B(), to: A(), amount: 1 }),
+      status: 400,
+      type: '/problems/invalid-body',
+    },
     { what: 'deposit: malformed JSON', path: '/deposits', raw: '{"to":', status: 400, type: '/problems/malformed-json' },
-    { what: 'deposit: a 10 MB body', path: '/deposits', raw: () => JSON.stringify({ to: A(), amount: 1, memo: 'x'.repeat(10 * 1024 * 1024) }), status: 413, type: '/problems/body-too-large' },
-    { what: 'deposit: no Authorization header', path: '/deposits', raw: () => JSON.stringify({ to: A(), amount: 1 }), auth: null, status: 401, type: '/problems/unauthorized' },
+    {
+      what: 'deposit: a 10 MB body',
+      path: '/deposits',
+      raw: () => JSON.stringify({ to: A(), amount: 1, memo: 'x'.repeat(10 * 1024 * 1024) }),
+      status: 413,
+      type: '/problems/body-too-large',
+    },
+    {
+      what: 'deposit: no Authorization header',
+      path: '/deposits',
+      raw: () => JSON.stringify({ to: A(), amount: 1 }),
+      auth: null,
+      status: 401,
+      type: '/problems/unauthorized',
+    },
     { what: 'account: negative balance', path: '/accounts', raw: '{"balance":-1}', status: 400, type: '/problems/invalid-body' },
     { what: 'account: fractional balance', path: '/accounts', raw: '{"balance":1.5}', status: 400, type: '/problems/invalid-body' },
     { what: 'account: balance over the maximum', path: '/accounts', raw: `{"balance":${MAX_AMOUNT + 1}}`, status: 400, type: '/problems/invalid-body' },
@@ -314,10 +462,42 @@ describe('bad input never yields a 500 and never changes a balance', () => {
     { what: 'account: no Authorization header', path: '/accounts', raw: '{"balance":100}', auth: null, status: 401, type: '/problems/unauthorized' },
     { what: 'admin client: empty name', path: '/admin/clients', raw: '{"name":""}', auth: 'admin', status: 400, type: '/problems/invalid-body' },
     { what: 'admin client: malformed JSON', path: '/admin/clients', raw: '{"name"', auth: 'admin', status: 400, type: '/problems/malformed-json' },
-    { what: 'admin core: hold as a string', path: '/admin/core', method: 'PUT', raw: '{"hold":"yes"}', auth: 'admin', status: 400, type: '/problems/invalid-body' },
-    { what: 'admin core: negative delay', path: '/admin/core', method: 'PUT', raw: '{"delayMs":-1}', auth: 'admin', status: 400, type: '/problems/invalid-body' },
-    { what: 'admin core: fractional failNext', path: '/admin/core', method: 'PUT', raw: '{"failNext":1.5}', auth: 'admin', status: 400, type: '/problems/invalid-body' },
-    { what: 'admin core: unknown field', path: '/admin/core', method: 'PUT', raw: '{"explode":true}', auth: 'admin', status: 400, type: '/problems/invalid-body' },
+    {
+      what: 'admin core: hold as a string',
+      path: '/admin/core',
+      method: 'PUT',
+      raw: '{"hold":"yes"}',
+      auth: 'admin',
+      status: 400,
+      type: '/problems/invalid-body',
+    },
+    {
+      what: 'admin core: negative delay',
+      path: '/admin/core',
+      method: 'PUT',
+      raw: '{"delayMs":-1}',
+      auth: 'admin',
+      status: 400,
+      type: '/problems/invalid-body',
+    },
+    {
+      what: 'admin core: fractional failNext',
+      path: '/admin/core',
+      method: 'PUT',
+      raw: '{"failNext":1.5}',
+      auth: 'admin',
+      status: 400,
+      type: '/problems/invalid-body',
+    },
+    {
+      what: 'admin core: unknown field',
+      path: '/admin/core',
+      method: 'PUT',
+      raw: '{"explode":true}',
+      auth: 'admin',
+      status: 400,
+      type: '/problems/invalid-body',
+    },
   ]
 
   let before: Ledger
@@ -329,8 +509,7 @@ describe('bad input never yields a 500 and never changes a balance', () => {
 
   it.for(cases)('$what → $status', async (c) => {
     const body = typeof c.raw === 'function' ? c.raw() : c.raw
-    const authorization =
-      c.auth === null ? undefined : c.auth === 'admin' ? `Bearer ${tb.adminToken}` : (c.auth ?? `Bearer ${alice.customer.apiKey}`)
+    const authorization = c.auth === null ? undefined : c.auth === 'admin' ? `Bearer ${tb.adminToken}` : (c.auth ?? `Bearer ${alice.customer.apiKey}`)
     const reply = await bank.send({
       method: c.method ?? 'POST',
       path: c.path ?? '/transfers',
@@ -433,7 +612,11 @@ describe('route identity: one route, however the URL is spelled', () => {
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
       const post = (path: string, body: unknown, token: string) =>
-        request(`${url}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) })
+        request(`${url}${path}`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        })
       const { apiKey } = (await (await post('/admin/clients', { name: 'x' }, config.adminToken)).body.json()) as { apiKey: string }
       for (const path of [...TRANSFER_SPELLINGS, '/transfers?via=query'])
         expect((await post(path, { from: 'acc_a', to: 'acc_b', amount: 1 }, apiKey)).statusCode).toBe(200)
@@ -460,7 +643,10 @@ describe('route identity: one route, however the URL is spelled', () => {
       const body = { from: payer.accounts[0]!, to: payee.accounts[0]!, amount: 1_234 }
       const replies = []
       for (const path of TRANSFER_SPELLINGS) replies.push(await b.send(b.postSpec(payer.customer, path, body, { key: `one-intent-${stage}` })))
-      expect(replies.map((r) => r.status).every((s) => s === 200 || s === 201), replies.map((r) => `${r.status} ${r.text}`).join('\n')).toBe(true)
+      expect(
+        replies.map((r) => r.status).every((s) => s === 200 || s === 201),
+        replies.map((r) => `${r.status} ${r.text}`).join('\n'),
+      ).toBe(true)
       const after = await b.ledger()
       const times = stage === 0 ? TRANSFER_SPELLINGS.length : 1
       expect(after.entries.length, `${folder}: ledger rows`).toBe(times)
@@ -479,17 +665,37 @@ describe('hostile HTTP: a problem+json answer, nothing moved, the server still u
   const json = 'Content-Type: application/json'
   type RawCase = { what: string; bytes: () => Buffer; status: number; type: string }
   const cases: RawCase[] = [
-    { what: 'Idempotency-Key on two lines, the same key', bytes: () => post([json, 'Idempotency-Key: k-7', 'Idempotency-Key: k-7']), status: 400, type: '/problems/idempotency-key-malformed' },
-    { what: 'Idempotency-Key on two lines, two keys', bytes: () => post([json, 'Idempotency-Key: a', 'Idempotency-Key: b']), status: 400, type: '/problems/idempotency-key-malformed' },
+    {
+      what: 'Idempotency-Key on two lines, the same key',
+      bytes: () => post([json, 'Idempotency-Key: k-7', 'Idempotency-Key: k-7']),
+      status: 400,
+      type: '/problems/idempotency-key-malformed',
+    },
+    {
+      what: 'Idempotency-Key on two lines, two keys',
+      bytes: () => post([json, 'Idempotency-Key: a', 'Idempotency-Key: b']),
+      status: 400,
+      type: '/problems/idempotency-key-malformed',
+    },
     { what: 'a body without Content-Type', bytes: () => post([]), status: 415, type: '/problems/unsupported-media-type' },
-    { what: 'a body that is not valid UTF-8', bytes: () => post([json], Buffer.from(Buffer.from(transfer().replace('}', ',"memo":"XX"}')).map((x) => (x === 0x58 ? 0xff : x)))), status: 400, type: '/problems/malformed-json' },
+    {
+      what: 'a body that is not valid UTF-8',
+      bytes: () => post([json], Buffer.from(Buffer.from(transfer().replace('}', ',"memo":"XX"}')).map((x) => (x === 0x58 ? 0xff : x)))),
+      status: 400,
+      type: '/problems/malformed-json',
+    },
     // What Node's parser refuses before Express: answered in clientError (bank/httpServer.ts).
     { what: 'a header value with \\x01', bytes: () => post([json, 'X-Note: a\x01b']), status: 400, type: '/problems/bad-request' },
     { what: 'a header value with DEL', bytes: () => post([json, 'X-Note: a\x7fb']), status: 400, type: '/problems/bad-request' },
     { what: 'a header value with NUL', bytes: () => post([json, 'X-Note: a\x00b']), status: 400, type: '/problems/bad-request' },
     { what: 'a header value with a bare CR', bytes: () => post([json, 'X-Note: a\rb']), status: 400, type: '/problems/bad-request' },
     { what: 'an obs-fold continuation line', bytes: () => post([json, 'X-Note: a', ' folded']), status: 400, type: '/problems/bad-request' },
-    { what: 'Content-Length together with Transfer-Encoding', bytes: () => post([json, 'Transfer-Encoding: chunked']), status: 400, type: '/problems/bad-request' },
+    {
+      what: 'Content-Length together with Transfer-Encoding',
+      bytes: () => post([json, 'Transfer-Encoding: chunked']),
+      status: 400,
+      type: '/problems/bad-request',
+    },
     { what: 'a 20 KB header', bytes: () => post([json, `X-Big: ${'x'.repeat(20 * 1024)}`]), status: 431, type: '/problems/headers-too-large' },
     { what: 'an HTTP/2 preface (PRI * HTTP/2.0)', bytes: () => Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), status: 400, type: '/problems/bad-request' },
     // What Node would answer itself, with a bare status line, unless the server takes over.
@@ -525,7 +731,11 @@ describe('the stage 5 solution with a 4 MB body limit', () => {
   let payer: { customer: Customer; accounts: string[] }
   const policy = 'idempotency-key-policy'
   beforeAll(async () => {
-    five = await startBank(scratch.path, { stageDir: resolve(repoRoot, 'solutions', '05-scope-ttl'), env: { LAB_BODY_LIMIT: String(4 * 1024 * 1024) }, record: (e) => seen.push(e) })
+    five = await startBank(scratch.path, {
+      stageDir: resolve(repoRoot, 'solutions', '05-scope-ttl'),
+      env: { LAB_BODY_LIMIT: String(4 * 1024 * 1024) },
+      record: (e) => seen.push(e),
+    })
     payer = await customerWith(five.bank, 100_000, 0)
   })
   afterAll(async () => {
@@ -743,6 +953,9 @@ describe('CONTRACT.md', () => {
       sent.add(`${e.response.status} ${body.type}`)
     }
     expect(sent.size).toBeGreaterThan(5)
-    expect([...sent].filter((s) => !documented.has(s)), 'problem types sent but not in CONTRACT.md').toEqual([])
+    expect(
+      [...sent].filter((s) => !documented.has(s)),
+      'problem types sent but not in CONTRACT.md',
+    ).toEqual([])
   })
 })

@@ -28,9 +28,7 @@ afterAll(() => scratch.dispose())
 /** What the generator knows of the bank it attacks: real accounts and a real API key. */
 type World = { apiKey: string; own: [string, string]; other: string }
 
-type Body =
-  | { kind: 'text'; text: string; encoding: 'utf8' | 'utf16le' | 'latin1' | 'gzip' }
-  | { kind: 'bytes'; bytes: number[] }
+type Body = { kind: 'text'; text: string; encoding: 'utf8' | 'utf16le' | 'latin1' | 'gzip' } | { kind: 'bytes'; bytes: number[] }
 
 type Case = { method: string; target: string; headers: string[]; body: Body }
 
@@ -41,7 +39,26 @@ const mostly = <T>(usual: T, ...others: T[]) => fc.oneof({ weight: 12, arbitrary
 /** A number literal for amount: whole, spelled otherwise, rounded by JSON.parse, out of range, not a number. */
 const amountLiteral = fc.oneof(
   { weight: 8, arbitrary: fc.integer({ min: 1, max: 200_000 }).map(String) },
-  { weight: 1, arbitrary: oneOf('5000.0', '5e3', '0.99999999999999999999', '1.5', '-1', '0', '-0', '1e400', '1e-400', '9007199254740993', '"5000"', 'null', 'true', '[1]', '{}') },
+  {
+    weight: 1,
+    arbitrary: oneOf(
+      '5000.0',
+      '5e3',
+      '0.99999999999999999999',
+      '1.5',
+      '-1',
+      '0',
+      '-0',
+      '1e400',
+      '1e-400',
+      '9007199254740993',
+      '"5000"',
+      'null',
+      'true',
+      '[1]',
+      '{}',
+    ),
+  },
 )
 
 /** A memo as JSON text: well-formed, any code points (lone surrogates now and then), or escapes chosen to hurt. */
@@ -73,13 +90,23 @@ function transferText(w: World): fc.Arbitrary<string> {
 function bodies(w: World): fc.Arbitrary<Body> {
   const text = fc.oneof(
     { weight: 10, arbitrary: transferText(w) },
-    { weight: 1, arbitrary: fc.integer({ min: 1, max: 3_000 }).map((n) => `{"to":"${w.own[0]}","amount":1,"metadata":{"a":${'['.repeat(n)}${']'.repeat(n)}}}`) },
+    {
+      weight: 1,
+      arbitrary: fc.integer({ min: 1, max: 3_000 }).map((n) => `{"to":"${w.own[0]}","amount":1,"metadata":{"a":${'['.repeat(n)}${']'.repeat(n)}}}`),
+    },
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 5 }).map((v) => JSON.stringify(v) ?? 'null') },
     { weight: 1, arbitrary: fc.string({ maxLength: 60 }) },
     { weight: 1, arbitrary: oneOf('', '{}', '{"balance":100}', '{"balance":0.99999999999999999999}', '{"name":"x"}', '{"hold":true}') },
   )
   return fc.oneof(
-    { weight: 12, arbitrary: fc.record({ kind: fc.constant('text' as const), text, encoding: mostly<'utf8' | 'utf16le' | 'latin1' | 'gzip'>('utf8', 'utf16le', 'latin1', 'gzip') }) },
+    {
+      weight: 12,
+      arbitrary: fc.record({
+        kind: fc.constant('text' as const),
+        text,
+        encoding: mostly<'utf8' | 'utf16le' | 'latin1' | 'gzip'>('utf8', 'utf16le', 'latin1', 'gzip'),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('bytes' as const), bytes: fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 80 }) }) },
   )
 }
@@ -89,19 +116,62 @@ function headers(w: World): fc.Arbitrary<string[]> {
   return fc
     .record({
       host: mostly(['Host: bank'], []),
-      auth: mostly([`Authorization: Bearer ${w.apiKey}`], [], ['Authorization: Bearer sk_nope'], ['Authorization: Basic Zm9vOmJhcg=='], ['Authorization: Bearer']),
-      type: mostly(['Content-Type: application/json'], ['Content-Type: application/json; charset=UTF-8'], [], ['Content-Type: text/plain'], ['Content-Type: application/json; charset=utf-16'], ['Content-Type: application/json; charset'], ['Content-Type: application/x-www-form-urlencoded'], ['Content-Type: ;;;']),
-      keys: fc.oneof({ weight: 3, arbitrary: fc.uuid().map((k) => [k]) }, { weight: 2, arbitrary: fc.array(key, { maxLength: 3 }) }).map((ks) => ks.map((k) => `Idempotency-Key: ${k}`)),
+      auth: mostly(
+        [`Authorization: Bearer ${w.apiKey}`],
+        [],
+        ['Authorization: Bearer sk_nope'],
+        ['Authorization: Basic Zm9vOmJhcg=='],
+        ['Authorization: Bearer'],
+      ),
+      type: mostly(
+        ['Content-Type: application/json'],
+        ['Content-Type: application/json; charset=UTF-8'],
+        [],
+        ['Content-Type: text/plain'],
+        ['Content-Type: application/json; charset=utf-16'],
+        ['Content-Type: application/json; charset'],
+        ['Content-Type: application/x-www-form-urlencoded'],
+        ['Content-Type: ;;;'],
+      ),
+      keys: fc
+        .oneof({ weight: 3, arbitrary: fc.uuid().map((k) => [k]) }, { weight: 2, arbitrary: fc.array(key, { maxLength: 3 }) })
+        .map((ks) => ks.map((k) => `Idempotency-Key: ${k}`)),
       encoding: mostly<string[]>([], ['Content-Encoding: gzip'], ['Content-Encoding: br'], ['Content-Encoding: x-unknown'], ['Content-Encoding: identity']),
       // Bytes Node's parser refuses, lines it rejects, expectations it does not meet.
-      hostile: mostly<string[]>([], ['X-Note: a\x01b'], ['X-Note: a\x7fb'], ['X-Note: a\x00b'], ['X-Note: a\rb'], ['X-Note: a', ' folded'], ['Transfer-Encoding: chunked', 'Content-Length: 1'], ['Expect: 200-ok'], ['Expect: 100-continue'], [`X-Big: ${'x'.repeat(20_000)}`], ['Bad Header: x'], [': empty-name']),
+      hostile: mostly<string[]>(
+        [],
+        ['X-Note: a\x01b'],
+        ['X-Note: a\x7fb'],
+        ['X-Note: a\x00b'],
+        ['X-Note: a\rb'],
+        ['X-Note: a', ' folded'],
+        ['Transfer-Encoding: chunked', 'Content-Length: 1'],
+        ['Expect: 200-ok'],
+        ['Expect: 100-continue'],
+        [`X-Big: ${'x'.repeat(20_000)}`],
+        ['Bad Header: x'],
+        [': empty-name'],
+      ),
     })
     .map((h) => [...h.host, ...h.auth, ...h.type, ...h.keys, ...h.encoding, ...h.hostile])
 }
 
 function cases(w: World): fc.Arbitrary<Case> {
   const moneyRoute = oneOf(...TRANSFER_SPELLINGS, '/deposits', '/DEPOSITS/')
-  const route = oneOf(...TRANSFER_SPELLINGS, '/deposits', '/DEPOSITS/', '/accounts', `/accounts/${w.own[0]}`, '/transfers/tr_nope', '/admin/ledger', '/admin/core', '/admin/clients', '/health', '/', '*')
+  const route = oneOf(
+    ...TRANSFER_SPELLINGS,
+    '/deposits',
+    '/DEPOSITS/',
+    '/accounts',
+    `/accounts/${w.own[0]}`,
+    '/transfers/tr_nope',
+    '/admin/ledger',
+    '/admin/core',
+    '/admin/clients',
+    '/health',
+    '/',
+    '*',
+  )
   const target = fc.oneof(
     { weight: 24, arbitrary: moneyRoute },
     { weight: 8, arbitrary: route },
@@ -124,7 +194,10 @@ const state = (l: Ledger) => ({ balances: balancesOf(l), entries: l.entries.leng
 function expectConserved(l: Ledger) {
   const opened = l.accounts.reduce((s, a) => s + a.openedWith, 0)
   const deposited = l.entries.filter((e) => e.kind === 'deposit').reduce((s, e) => s + e.amount, 0)
-  expect(l.accounts.reduce((s, a) => s + a.balance, 0), 'money is conserved').toBe(opened + deposited)
+  expect(
+    l.accounts.reduce((s, a) => s + a.balance, 0),
+    'money is conserved',
+  ).toBe(opened + deposited)
 }
 
 describe.for([
@@ -143,7 +216,9 @@ describe.for([
     await tb?.server.stop()
   })
 
-  it(`${RUNS} random requests: no 5xx, problems for every error, nothing moved on a 4xx, the server up (seed ${SEED})`, { timeout: 60_000 + RUNS * 300 }, async () => {
+  it(`${RUNS} random requests: no 5xx, problems for every error, nothing moved on a 4xx, the server up (seed ${SEED})`, {
+    timeout: 60_000 + RUNS * 300,
+  }, async () => {
     const port = Number(new URL(tb.bank.url).port)
     const statuses = new Map<number, number>()
     const property = fc.asyncProperty(cases(world), async (c) => {
@@ -158,7 +233,11 @@ describe.for([
       if (r.status >= 400) {
         expect(r.headers['content-type'], `errors are problem+json\n${shown}`).toMatch(/^application\/problem\+json/)
         if (c.method !== 'HEAD')
-          expect(r.json, `a problem body\n${shown}`).toMatchObject({ type: expect.stringMatching(/^\/problems\/[a-z-]+$/), title: expect.any(String), status: r.status })
+          expect(r.json, `a problem body\n${shown}`).toMatchObject({
+            type: expect.stringMatching(/^\/problems\/[a-z-]+$/),
+            title: expect.any(String),
+            status: r.status,
+          })
       }
       const after = await tb.bank.ledger()
       if (r.status >= 400) expect(state(after), `a ${r.status} moved nothing\n${shown}`).toEqual(state(before))
@@ -175,7 +254,9 @@ describe.for([
     expect(tb.server.alive).toBe(true)
     expect(tb.server.logTail(10_000), 'no internal error logged').not.toMatch(/internal|\n\s+at /i)
     // The spread of answers, so a generator that only ever hits one path shows.
-    console.log(`fuzz ${stageDir.split('/').at(-1)}: ${RUNS} cases, seed ${SEED}; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`)
+    console.log(
+      `fuzz ${stageDir.split('/').at(-1)}: ${RUNS} cases, seed ${SEED}; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`,
+    )
     expect(statuses.size, 'the cases reach many different answers').toBeGreaterThan(6)
   })
 })

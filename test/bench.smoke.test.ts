@@ -14,7 +14,10 @@ const scratch = scratchDir('bench')
 afterAll(async () => {
   const left = await leftoverAfter(() => processesWithMarker(scratch.path))
   scratch.dispose()
-  expect(left.map((p) => `${p.pid} ${p.cmdline}`), 'server processes left running by the bench').toEqual([])
+  expect(
+    left.map((p) => `${p.pid} ${p.cmdline}`),
+    'server processes left running by the bench',
+  ).toEqual([])
 })
 
 it('measures fresh keys and replays for two stages and writes the ratios', async () => {

@@ -47,7 +47,7 @@ describe('classifyFailure', () => {
     expect(classifyFailure(new TimeoutError(10), [healthy], answered).failure?.exchange).toBe(last)
   })
 
-  it('a server that crashed: whatever was thrown, the message names the crash and shows that server\'s log', () => {
+  it("a server that crashed: whatever was thrown, the message names the crash and shows that server's log", () => {
     const crashed = server('listening\npanic: the disk is gone', 'killed by SIGKILL')
     const refused = Object.assign(new Error('connect ECONNREFUSED'), { exchange: last })
     expect(classifyFailure(refused, [healthy, crashed], answered)).toEqual({

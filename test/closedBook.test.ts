@@ -25,29 +25,34 @@ function cloneWithoutSolutions(): string {
 }
 
 describe('a clone without solutions/', () => {
-  it('npm run grade -- all grades every stage: the starters fail, nothing crashes, every stage is "not started"', async () => {
-    const clone = cloneWithoutSolutions()
-    expect(existsSync(join(clone, 'solutions'))).toBe(false)
-    const json = join(scratch.path, 'all.json')
-    const { code, out } = await new Promise<{ code: number | null; out: string }>((done) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'grader/cli.ts', 'all', '--seed', '3', '--json', json], {
-        cwd: clone,
-        env: { ...process.env, TMPDIR: scratch.path, FORCE_COLOR: '0' },
+  it(
+    'npm run grade -- all grades every stage: the starters fail, nothing crashes, every stage is "not started"',
+    async () => {
+      const clone = cloneWithoutSolutions()
+      expect(existsSync(join(clone, 'solutions'))).toBe(false)
+      const json = join(scratch.path, 'all.json')
+      const { code, out } = await new Promise<{ code: number | null; out: string }>((done) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', 'grader/cli.ts', 'all', '--seed', '3', '--json', json], {
+          cwd: clone,
+          env: { ...process.env, TMPDIR: scratch.path, FORCE_COLOR: '0' },
+        })
+        let text = ''
+        child.stdout.on('data', (c: Buffer) => (text += c))
+        child.stderr.on('data', (c: Buffer) => (text += c))
+        child.on('close', (c) => done({ code: c, out: text }))
       })
-      let text = ''
-      child.stdout.on('data', (c: Buffer) => (text += c))
-      child.stderr.on('data', (c: Buffer) => (text += c))
-      child.on('close', (c) => done({ code: c, out: text }))
-    })
-    expect(code, `1 = graded and failing; 2 would be the grader failing\n${out}`).toBe(1)
-    const result = JSON.parse(readFileSync(json, 'utf8')) as GradeAllResult
-    expect(result.stages.map((s) => s.stage)).toEqual(course.stages.map((s) => s.number))
-    for (const graded of result.stages) {
-      expect(graded.checks.length, `stage ${graded.stage}`).toBeGreaterThan(0)
-      expect(graded.passed, `stage ${graded.stage}'s starter`).toBe(false)
-      for (const c of graded.checks) expect(c.message, `stage ${graded.stage} ${c.id}`).not.toMatch(/ERR_MODULE_NOT_FOUND|Cannot find module|before it listened|solutions\//)
-    }
-    expect(result.progress.map((p) => p.state)).toEqual(course.stages.map(() => 'not started'))
-    expect(out).toContain('next: stage 0')
-  }, 30 * 60_000)
+      expect(code, `1 = graded and failing; 2 would be the grader failing\n${out}`).toBe(1)
+      const result = JSON.parse(readFileSync(json, 'utf8')) as GradeAllResult
+      expect(result.stages.map((s) => s.stage)).toEqual(course.stages.map((s) => s.number))
+      for (const graded of result.stages) {
+        expect(graded.checks.length, `stage ${graded.stage}`).toBeGreaterThan(0)
+        expect(graded.passed, `stage ${graded.stage}'s starter`).toBe(false)
+        for (const c of graded.checks)
+          expect(c.message, `stage ${graded.stage} ${c.id}`).not.toMatch(/ERR_MODULE_NOT_FOUND|Cannot find module|before it listened|solutions\//)
+      }
+      expect(result.progress.map((p) => p.state)).toEqual(course.stages.map(() => 'not started'))
+      expect(out).toContain('next: stage 0')
+    },
+    30 * 60_000,
+  )
 })

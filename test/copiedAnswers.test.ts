@@ -93,7 +93,14 @@ describe('the static scan (before any server starts)', () => {
   it('refuses import() and require() with a literal', () => {
     expect(scan('dynamic', 5, 'idempotency.ts', "export const m = await import('#solutions/05-scope-ttl/idempotency.ts')\n")).toHaveLength(1)
     const absolute = resolve(repoRoot, 'solutions/05-scope-ttl/keyStore.ts')
-    expect(scan('require', 5, 'idempotency.ts', `const require = (await import('node:module')).createRequire(import.meta.url)\nexport const m = require('${absolute}')\n`)).toHaveLength(1)
+    expect(
+      scan(
+        'require',
+        5,
+        'idempotency.ts',
+        `const require = (await import('node:module')).createRequire(import.meta.url)\nexport const m = require('${absolute}')\n`,
+      ),
+    ).toHaveLength(1)
   })
 
   it('refuses a learner file that is a link into solutions/', () => {
@@ -101,12 +108,16 @@ describe('the static scan (before any server starts)', () => {
     mkdirSync(dir, { recursive: true })
     symlinkSync(resolve(repoRoot, 'solutions', stage5.folder, 'idempotency.ts'), join(dir, 'idempotency.ts'))
     const refusals = findCopiedAnswers({ stage: 5, dir, shownAs: `stages/${stage5.folder}` })
-    expect(refusals.map((r) => `${r.file} ${r.reason}`)).toEqual([`stages/${stage5.folder}/idempotency.ts is a link into solutions/ or given/: it imports the reference solution`])
+    expect(refusals.map((r) => `${r.file} ${r.reason}`)).toEqual([
+      `stages/${stage5.folder}/idempotency.ts is a link into solutions/ or given/: it imports the reference solution`,
+    ])
   })
 
   it("refuses a stage's own answer taken from given/, and allows earlier stages' pieces", () => {
     const own = scan('own-given', 2, 'canonicalize.ts', "export { canonicalize } from '#given/02-fingerprint/canonicalize.ts'\n")
-    expect(own.map((r) => r.reason)).toEqual(["imports the reference solution (given/02-fingerprint/canonicalize.ts is stage 2's answer; stage 2 may use given/ of earlier stages only)"])
+    expect(own.map((r) => r.reason)).toEqual([
+      "imports the reference solution (given/02-fingerprint/canonicalize.ts is stage 2's answer; stage 2 may use given/ of earlier stages only)",
+    ])
     expect(scan('earlier-given', 3, 'idempotency.ts', "export { canonicalize } from '#given/02-fingerprint/canonicalize.ts'\n")).toEqual([])
   })
 

@@ -13,7 +13,10 @@ import { repoRoot } from '#harness/paths.ts'
 
 const stagesRoot = resolve(repoRoot, 'stages')
 const solutionsRoot = resolve(repoRoot, 'solutions')
-const folders = (root: string) => readdirSync(root).filter((f) => statSync(join(root, f)).isDirectory()).sort()
+const folders = (root: string) =>
+  readdirSync(root)
+    .filter((f) => statSync(join(root, f)).isDirectory())
+    .sort()
 
 /** Every .ts file under `dir`, relative to it. */
 function tsFiles(dir: string): string[] {
@@ -52,8 +55,7 @@ describe('course.json', () => {
   })
 
   it('lets the grader find each stage by number, stageN, slug and folder', () => {
-    for (const s of stages)
-      for (const name of [String(s.number), `stage${s.number}`, s.slug, s.folder]) expect(findStage(name).number, name).toBe(s.number)
+    for (const s of stages) for (const name of [String(s.number), `stage${s.number}`, s.slug, s.folder]) expect(findStage(name).number, name).toBe(s.number)
   })
 })
 
@@ -65,7 +67,7 @@ describe.for(stages)('stage $number ($slug)', (stage) => {
     expect(tsFiles(solution)).toEqual(tsFiles(starter))
   })
 
-  it('every learner file exists in both, and the starter\'s copy has a // TODO', () => {
+  it("every learner file exists in both, and the starter's copy has a // TODO", () => {
     for (const file of stage.edits) {
       expect(existsSync(join(solution, file)), `solutions/${stage.folder}/${file}`).toBe(true)
       expect(existsSync(join(starter, file)), `stages/${stage.folder}/${file}`).toBe(true)

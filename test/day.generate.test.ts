@@ -43,7 +43,16 @@ describe('the committed day', () => {
   it('holds every incident the replay is about', () => {
     const lines = parseDay(committed.toString('utf8'))
     const kinds = new Set(lines.map((l) => l.kind))
-    for (const k of ['gateway-timeout', 'reserialized-retry', 'connection-reset', 'double-tap', 'teller-amendment', 'shared-key', 'server-restart', 'insufficient-funds'])
+    for (const k of [
+      'gateway-timeout',
+      'reserialized-retry',
+      'connection-reset',
+      'double-tap',
+      'teller-amendment',
+      'shared-key',
+      'server-restart',
+      'insufficient-funds',
+    ])
       expect(kinds, k).toContain(k)
     // Double taps share one instant; a shared key string belongs to two clients.
     const taps = lines.filter((l) => l.cause === 'double-tap')

@@ -27,7 +27,10 @@ const stable = (r: GradeResult) => ({
 afterAll(async () => {
   const left = await leftoverAfter(() => processesWithMarker(scratch.path))
   scratch.dispose()
-  expect(left.map((p) => `${p.pid} ${p.cmdline}`), 'processes left running by the CLI runs').toEqual([])
+  expect(
+    left.map((p) => `${p.pid} ${p.cmdline}`),
+    'processes left running by the CLI runs',
+  ).toEqual([])
 })
 
 describe.concurrent('one seed, one run', () => {

@@ -50,12 +50,21 @@ function brokenCopy(dir: string): string {
 const needingMore = (stage: number, own = false) =>
   Array.from({ length: stage + 1 }, (_, n) => n)
     .filter((n) => !own || n === stage)
-    .flatMap((n) => checksFor(n).filter((c) => c.needs).map((c) => c.id))
+    .flatMap((n) =>
+      checksFor(n)
+        .filter((c) => c.needs)
+        .map((c) => c.id),
+    )
 
 function expectGreen(result: GradeResult, skipped: string[]) {
   const failed = result.checks.filter((c) => !c.passed).map((c) => `${c.id}: ${c.message}`)
   expect(failed).toEqual([])
-  expect(result.checks.filter((c) => c.status === 'skipped').map((c) => c.id).sort()).toEqual([...skipped].sort())
+  expect(
+    result.checks
+      .filter((c) => c.status === 'skipped')
+      .map((c) => c.id)
+      .sort(),
+  ).toEqual([...skipped].sort())
   expect(result.checks.filter((c) => c.status === 'skipped').every((c) => c.points === 0 && c.maxPoints === 0)).toBe(true)
   expect(result.passed && result.score === result.maxScore && result.maxScore > 0).toBe(true)
   expect(result.rerun).toContain("--server 'python3 ")

@@ -26,7 +26,10 @@ async function gradeAndCheckCleanup(label: string, options: Partial<GradeOptions
   try {
     const result = await gradeIn(scratch.path, { stage: 0, seed: 7, source: { kind: 'solution' }, ...options })
     const left = await leftoverAfter(() => processesWithMarker(scratch.path))
-    expect(left.map((p) => `${p.pid} ${p.cmdline}`), `processes left running by the ${label} grade`).toEqual([])
+    expect(
+      left.map((p) => `${p.pid} ${p.cmdline}`),
+      `processes left running by the ${label} grade`,
+    ).toEqual([])
     return { result }
   } finally {
     scratch.dispose()
@@ -42,7 +45,8 @@ function expectStartFailure(r: GradeResult, message: RegExp, ids = stage0.checks
   const [first, ...rest] = r.checks
   expect(first, first!.id).toMatchObject({ passed: false, status: 'error', points: 0 })
   expect(first!.message).toMatch(message)
-  for (const c of rest) expect(c, c.id).toMatchObject({ passed: false, status: 'error', points: 0, message: `not run: the server did not start (see ${ids[0]})` })
+  for (const c of rest)
+    expect(c, c.id).toMatchObject({ passed: false, status: 'error', points: 0, message: `not run: the server did not start (see ${ids[0]})` })
   expect(r).toMatchObject({ passed: false, score: 0 })
 }
 
@@ -88,8 +92,14 @@ describe.concurrent('grading stage 0', () => {
 
   it('a server that is alive but never prints its listening line fails at the start-up ceiling, named as such, with its log', async ({ expect }) => {
     const { result } = await gradeAndCheckCleanup('never-listens', { entry: scenario('never-listens'), startTimeoutMs: SHORT_CEILING_MS })
-    expectStartFailure(result, /still running but did not print "listening on http:\/\/127\.0\.0\.1:PORT" within 20 s \(the start-up ceiling[\s\S]*warming up forever/)
-    expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning')), 'listeners leaked while waiting').toEqual([])
+    expectStartFailure(
+      result,
+      /still running but did not print "listening on http:\/\/127\.0\.0\.1:PORT" within 20 s \(the start-up ceiling[\s\S]*warming up forever/,
+    )
+    expect(
+      warnings.filter((w) => w.startsWith('MaxListenersExceededWarning')),
+      'listeners leaked while waiting',
+    ).toEqual([])
   })
 
   it('a request that never gets an answer times the check out, names that request, and the grade goes on', async ({ expect }) => {
@@ -162,7 +172,7 @@ describe.concurrent('grading stage 0', () => {
     expect(result.score).toBe(stage0.points - c.maxPoints)
   })
 
-  it('a layer that silently executes transfers twice is caught by the ledger and balance checks, and by the demonstration\'s row count', async ({ expect }) => {
+  it("a layer that silently executes transfers twice is caught by the ledger and balance checks, and by the demonstration's row count", async ({ expect }) => {
     const { result } = await gradeAndCheckCleanup('hidden-double', { entry: scenario('hidden-double') })
     expect(failedIds(result)).toEqual(['transfers-move-money', 'concurrent-transfers', 'suspected-duplicates'])
     for (const id of failedIds(result)) expect(byId(result, id).status).toBe('fail')

@@ -20,7 +20,10 @@ function parseMatrix(text: string): Row[] {
     const heading = /^## Stage (\d+)\b/.exec(line)
     if (heading) stage = Number(heading[1])
     if (stage === undefined || !line.startsWith('|') || line.startsWith('|---') || line.startsWith('| property ')) continue
-    const cells = line.split('|').slice(1, -1).map((c) => c.trim())
+    const cells = line
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim())
     if (cells.length !== 4) throw new Error(`a matrix row needs 4 cells: ${line}`)
     const [property, check, inputs, mutantCell] = cells as [string, string, string, string]
     const ids = (cell: string) => [...cell.matchAll(/`([a-z0-9-]+)`/g)].map((m) => m[1]!)
@@ -50,18 +53,28 @@ describe('the guarantee matrix', () => {
     }
   })
 
-  it("puts every mutant in the row of the check it must fail, once, and names only real mutants", () => {
+  it('puts every mutant in the row of the check it must fail, once, and names only real mutants', () => {
     const listed = rows.flatMap((r) => r.mutants.map((id) => ({ id, check: r.check, stage: r.stage })))
     expect(new Set(listed.map((l) => l.id)).size, 'a mutant listed twice').toBe(listed.length)
     expect(listed.map((l) => l.id).sort()).toEqual(mutants.map((m) => m.id).sort())
-    for (const m of mutants) expect(listed.find((l) => l.id === m.id), m.id).toEqual({ id: m.id, check: m.mustFail, stage: m.stage })
+    for (const m of mutants)
+      expect(
+        listed.find((l) => l.id === m.id),
+        m.id,
+      ).toEqual({ id: m.id, check: m.mustFail, stage: m.stage })
   })
 
   it("gives every property a mutant, except the bank's own (stage 0)", () => {
     const without = rows.filter((r) => r.mutants.length === 0)
     for (const r of without) expect(r.none, `${r.check} has no mutant and says nothing about it`).toBeDefined()
     const bank = without.filter((r) => r.none === 'none: the bank, not learner code')
-    expect(bank.every((r) => r.stage === 0), 'only stage 0 tests the bank itself').toBe(true)
-    expect(without.filter((r) => !bank.includes(r)).map((r) => r.check), 'properties still waiting for a mutant').toEqual([])
+    expect(
+      bank.every((r) => r.stage === 0),
+      'only stage 0 tests the bank itself',
+    ).toBe(true)
+    expect(
+      without.filter((r) => !bank.includes(r)).map((r) => r.check),
+      'properties still waiting for a mutant',
+    ).toEqual([])
   })
 })

@@ -27,8 +27,7 @@ function specifiers(file: string): string[] {
   const source = ts.createSourceFile(file, readFileSync(resolve(repoRoot, file), 'utf8'), ts.ScriptTarget.Latest)
   const found: string[] = []
   const visit = (node: ts.Node) => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier)
-      found.push((node.moduleSpecifier as ts.StringLiteral).text)
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) found.push((node.moduleSpecifier as ts.StringLiteral).text)
     else if (
       ts.isCallExpression(node) &&
       node.expression.kind === ts.SyntaxKind.ImportKeyword &&
@@ -81,8 +80,7 @@ function findCycles(edges: ReadonlyMap<string, readonly string[]>): string[][] {
 
 describe('the import graph', () => {
   it('reads the course: the harness, the grader and the tests are all there', () => {
-    for (const file of ['harness/spawnServer.ts', 'grader/runner.ts', 'test/imports.test.ts'])
-      expect(files).toContain(file)
+    for (const file of ['harness/spawnServer.ts', 'grader/runner.ts', 'test/imports.test.ts']) expect(files).toContain(file)
     expect(graph.get('harness/bankClient.ts')!.map((e) => e.spec)).toContain('./failure.ts')
   })
 
@@ -99,12 +97,7 @@ describe('the import graph', () => {
   })
 
   it('has no cycle among the course modules', () => {
-    const edges = new Map(
-      [...graph].map(([file, imports]) => [
-        file,
-        imports.flatMap(({ target }) => (target.kind === 'module' ? [target.path] : [])),
-      ]),
-    )
+    const edges = new Map([...graph].map(([file, imports]) => [file, imports.flatMap(({ target }) => (target.kind === 'module' ? [target.path] : []))]))
     expect(findCycles(edges).map((cycle) => cycle.join(' -> '))).toEqual([])
   })
 
@@ -116,6 +109,13 @@ describe('the import graph', () => {
       ['d', []],
     ])
     expect(findCycles(edges)).toEqual([['a', 'b', 'c', 'a']])
-    expect(findCycles(new Map([['a', ['b']], ['b', []]]))).toEqual([])
+    expect(
+      findCycles(
+        new Map([
+          ['a', ['b']],
+          ['b', []],
+        ]),
+      ),
+    ).toEqual([])
   })
 })

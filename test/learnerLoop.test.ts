@@ -25,7 +25,10 @@ const checkIds = (out: string) => [...out.matchAll(/^ {2}[✓✗] .* \[([a-z0-9-
 afterAll(async () => {
   const left = await leftoverAfter(() => processesWithMarker(scratch.path))
   scratch.dispose()
-  expect(left.map((p) => `${p.pid} ${p.cmdline}`), 'processes left running by this file').toEqual([])
+  expect(
+    left.map((p) => `${p.pid} ${p.cmdline}`),
+    'processes left running by this file',
+  ).toEqual([])
 })
 
 function tmp(label: string) {
@@ -81,7 +84,7 @@ describe.concurrent('narrower grades', () => {
     expect(json.stderr).toContain('--json records full grades only')
   })
 
-  it('--no-regression runs the stage\'s own checks and none of the earlier stages\'', async ({ expect }) => {
+  it("--no-regression runs the stage's own checks and none of the earlier stages'", async ({ expect }) => {
     const run = await runCliDirectly(['1', '--solution', '--seed', '3', '--no-regression'], tmp('no-regression'))
     expect(run.code, run.stdout + run.stderr).toBe(0)
     expect(checkIds(run.stdout)).toEqual(stage1.checks)
@@ -116,7 +119,7 @@ describe('npm run hint', () => {
 })
 
 describe('--keep', () => {
-  it('leaves the failing check\'s server up with its state, and prints how to reach it and how to stop it', async () => {
+  it("leaves the failing check's server up with its state, and prints how to reach it and how to stop it", async () => {
     const dir = tmp('keep')
     const { root } = stage0Checkout('keep-checkout', starterQuery)
     const run = await runCliDirectly(['0', '--dir', root, '--seed', '3', '--keep', '--only', 'suspected-duplicates'], dir)
@@ -178,7 +181,11 @@ describe('npm run watch -- 0', () => {
     const { root, file } = stage0Checkout('watch-checkout', starterQuery)
     const watch = startGradeCli(['0', '--dir', root, '--seed', '5'], dir, ['npm', 'run', '--silent', 'watch', '--'])
     /** How many verdicts so far: each ends with the "watching …" line. */
-    const watching = () => watch.output().split('\n').filter((l) => l.startsWith('watching ')).length
+    const watching = () =>
+      watch
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('watching ')).length
     try {
       await waitFor(() => (watching() === 1 ? true : undefined), 'the first verdict', 120_000)
       const first = watch.output()
@@ -238,8 +245,9 @@ describe('start-up', () => {
     }
   })
 
-  it('firstError finds the first error and the learner\'s file:line in what a failed start printed', () => {
-    const compile = 'Error [TransformError]: Transform failed with 1 error:\n/x/stages/01-unique-key/idempotency.ts:21:10: ERROR: Unexpected "="\n    at failureErrorWithLog (/r/node_modules/esbuild/lib/main.js:1752:15)'
+  it("firstError finds the first error and the learner's file:line in what a failed start printed", () => {
+    const compile =
+      'Error [TransformError]: Transform failed with 1 error:\n/x/stages/01-unique-key/idempotency.ts:21:10: ERROR: Unexpected "="\n    at failureErrorWithLog (/r/node_modules/esbuild/lib/main.js:1752:15)'
     expect(firstError(compile)).toBe('/x/stages/01-unique-key/idempotency.ts:21:10: Unexpected "="')
     const thrown = [
       'file:///x/stages/01-unique-key/keyStore.ts:12',

@@ -25,7 +25,10 @@ writeFileSync(join(checkout, 'stages', stage0.folder, 'suspectedDuplicates.ts'),
 afterAll(async () => {
   const left = await leftoverAfter(() => processesWithMarker(scratch.path))
   scratch.dispose()
-  expect(left.map((p) => `${p.pid} ${p.cmdline}`), 'processes left running by this file').toEqual([])
+  expect(
+    left.map((p) => `${p.pid} ${p.cmdline}`),
+    'processes left running by this file',
+  ).toEqual([])
 })
 
 /** Starts a grade and returns once its server and its learner-code child are both running. */
@@ -56,7 +59,7 @@ async function gradeStuckInLearnerCode(runTmp: string) {
 }
 
 describe('interrupting the grader', () => {
-  it('Ctrl-C (SIGINT to the grader\'s process group) stops the grade and kills the server and the learner-code child', { timeout: 300_000 }, async () => {
+  it("Ctrl-C (SIGINT to the grader's process group) stops the grade and kills the server and the learner-code child", { timeout: 300_000 }, async () => {
     const runTmp = join(scratch.path, 'sigint')
     mkdirSync(runTmp)
     const { run, server, learnerChild, all } = await gradeStuckInLearnerCode(runTmp)

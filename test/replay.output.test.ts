@@ -57,7 +57,12 @@ describe('the capstone chart', () => {
   })
 
   it('labels each bar with whose code ran, and fades an untouched starter', () => {
-    expect(heights.map((h) => [h.stage, h.code])).toEqual(expect.arrayContaining([[0, 'learner'], [1, 'untouched starter']]))
+    expect(heights.map((h) => [h.stage, h.code])).toEqual(
+      expect.arrayContaining([
+        [0, 'learner'],
+        [1, 'untouched starter'],
+      ]),
+    )
     expect(html).toMatch(/class="n code">untouched</)
     expect(html).toMatch(/class="n code">learner</)
     expect(html).toMatch(/opacity="0\.35"><title>stage 1 \(untouched starter\)/)
@@ -68,7 +73,7 @@ describe('the capstone chart', () => {
 
 describe('whose code a stage ran', () => {
   const stage1 = stageByNumber(1)
-  it('solution, untouched starter, or the learner\'s', () => {
+  it("solution, untouched starter, or the learner's", () => {
     expect(codeKind(stage1, { kind: 'solution' })).toBe('solution')
     const untouched = join(scratch.path, 'untouched')
     mkdirSync(join(untouched, 'stages', stage1.folder), { recursive: true })

@@ -8,7 +8,8 @@ import { replayStage } from '../replay/run.ts'
 
 const SEED = 7
 const day = { text: generateDay({ seed: SEED, attempts: 500 }), file: `generated (seed ${SEED}, 500 attempts)` }
-const rerun = (stage: number) => `npm run logs:generate -- --seed ${SEED} --requests 500 --out /tmp/short.jsonl && npm run replay -- ${stage} --solution --day /tmp/short.jsonl`
+const rerun = (stage: number) =>
+  `npm run logs:generate -- --seed ${SEED} --requests 500 --out /tmp/short.jsonl && npm run replay -- ${stage} --solution --day /tmp/short.jsonl`
 
 const summary = (r: DamageReport) =>
   `${CATEGORIES.map((c) => `${c.id} ${r[c.id]}`).join(', ')}\nexamples: ${JSON.stringify(r.examples, null, 2)}\nanomalies: ${r.anomalies.join('\n')}\nrerun: ${rerun(r.stage)}`

@@ -14,7 +14,12 @@ import { scratchDir } from './helpers/scratch.ts'
 
 const last: Stage = course.stages.at(-1)!
 
-type StageEntry = { stage: number; outcome: string; reason: string; result: { score: number; maxScore: number; checks: Array<{ id: string; stage: number; status: string; points: number; maxPoints: number; message: string }> } }
+type StageEntry = {
+  stage: number
+  outcome: string
+  reason: string
+  result: { score: number; maxScore: number; checks: Array<{ id: string; stage: number; status: string; points: number; maxPoints: number; message: string }> }
+}
 type RosterJson = { seed: number; stages: number[]; submissions: Array<{ learner: string; stages: StageEntry[] }> }
 
 /** Runs `npm run <script> -- args` with TMPDIR inside the test's scratch folder (the marker of everything it starts). */
@@ -44,13 +49,14 @@ function checkout(roster: string, learner: string, solvedUpTo = -1): string {
 }
 
 /** The stage-0 query that never finishes: SQLite counts forever and the grader's event loop with it. */
-const ENDLESS_QUERY = 'export const SUSPECTED_DUPLICATES_SQL = `WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x AS id FROM n WHERE x < 0`\n'
+const ENDLESS_QUERY =
+  'export const SUSPECTED_DUPLICATES_SQL = `WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x AS id FROM n WHERE x < 0`\n'
 
 /** Solved, but the graded stage never answers a money POST (or, at stage 0, the query never ends). */
 function hangingCheckout(roster: string, learner: string, stage: Stage) {
   const dir = checkout(roster, learner, stage.number)
   if (stage.edits.includes('idempotency.ts'))
-    writeFileSync(join(dir, 'stages', stage.folder, 'idempotency.ts'), "export const createLayer = () => ({ handle: () => new Promise<never>(() => {}) })\n")
+    writeFileSync(join(dir, 'stages', stage.folder, 'idempotency.ts'), 'export const createLayer = () => ({ handle: () => new Promise<never>(() => {}) })\n')
   else writeFileSync(join(dir, 'stages', stage.folder, 'suspectedDuplicates.ts'), ENDLESS_QUERY)
 }
 
@@ -67,91 +73,121 @@ const ROSTER_TEST_TIMEOUT_MS = 1800 * 1000
 const JOBS = 3
 
 describe('npm run grade -- --roster (every stage)', () => {
-  it('grades every stage of every checkout on its own folder: untouched scores only starter scores, 0-3 solved passes exactly 0-3, solved passes all, hanging keeps its other stages', async () => {
-    const scratch = scratchDir('roster')
-    try {
-      const roster = join(scratch.path, 'class')
-      checkout(roster, 'untouched')
-      checkout(roster, 'upto3', 3)
-      checkout(roster, 'solved', last.number)
-      hangingCheckout(roster, 'hangs', last)
-      const store = join(scratch.path, 'grades.sqlite')
-      const json = join(scratch.path, 'roster.json')
+  it(
+    'grades every stage of every checkout on its own folder: untouched scores only starter scores, 0-3 solved passes exactly 0-3, solved passes all, hanging keeps its other stages',
+    async () => {
+      const scratch = scratchDir('roster')
+      try {
+        const roster = join(scratch.path, 'class')
+        checkout(roster, 'untouched')
+        checkout(roster, 'upto3', 3)
+        checkout(roster, 'solved', last.number)
+        hangingCheckout(roster, 'hangs', last)
+        const store = join(scratch.path, 'grades.sqlite')
+        const json = join(scratch.path, 'roster.json')
 
-      const graded = await npm(scratch.path, 'grade', ['--roster', roster, '--store', store, '--json', json, '--time-limit', String(TIME_LIMIT_S), '--jobs', String(JOBS)])
-      console.log(graded.out)
-      expect(graded.code, graded.out).toBe(0)
-      const report = JSON.parse(readFileSync(json, 'utf8')) as RosterJson
-      // On failure: why each stage that did not pass its own checks failed (first failing check).
-      const why = report.submissions.flatMap((sub) =>
-        sub.stages.filter((e) => !passesOwn(e)).map((e) => `${sub.learner} stage ${e.stage}: ${own(e).find((c) => c.status !== 'pass')?.message.split('\n')[0] ?? e.reason}`),
-      )
-      const context = `seed ${report.seed}:\n${graded.out}\n${why.join('\n')}`
-      expect(report.stages).toEqual(course.stages.map((s) => s.number))
-      const by = Object.fromEntries(report.submissions.map((s) => [s.learner, new Map(s.stages.map((e) => [e.stage, e]))]))
-      expect(Object.keys(by).sort()).toEqual(['hangs', 'solved', 'untouched', 'upto3'])
-      for (const [learner, stages] of Object.entries(by)) expect([...stages.keys()].sort(), learner).toEqual(report.stages)
-      const passing = (learner: string) => report.stages.filter((n) => passesOwn(by[learner]!.get(n)!))
+        const graded = await npm(scratch.path, 'grade', [
+          '--roster',
+          roster,
+          '--store',
+          store,
+          '--json',
+          json,
+          '--time-limit',
+          String(TIME_LIMIT_S),
+          '--jobs',
+          String(JOBS),
+        ])
+        console.log(graded.out)
+        expect(graded.code, graded.out).toBe(0)
+        const report = JSON.parse(readFileSync(json, 'utf8')) as RosterJson
+        // On failure: why each stage that did not pass its own checks failed (first failing check).
+        const why = report.submissions.flatMap((sub) =>
+          sub.stages
+            .filter((e) => !passesOwn(e))
+            .map(
+              (e) =>
+                `${sub.learner} stage ${e.stage}: ${
+                  own(e)
+                    .find((c) => c.status !== 'pass')
+                    ?.message.split('\n')[0] ?? e.reason
+                }`,
+            ),
+        )
+        const context = `seed ${report.seed}:\n${graded.out}\n${why.join('\n')}`
+        expect(report.stages).toEqual(course.stages.map((s) => s.number))
+        const by = Object.fromEntries(report.submissions.map((s) => [s.learner, new Map(s.stages.map((e) => [e.stage, e]))]))
+        expect(Object.keys(by).sort()).toEqual(['hangs', 'solved', 'untouched', 'upto3'])
+        for (const [learner, stages] of Object.entries(by)) expect([...stages.keys()].sort(), learner).toEqual(report.stages)
+        const passing = (learner: string) => report.stages.filter((n) => passesOwn(by[learner]!.get(n)!))
 
-      // Only the learner's own work counts: the given earlier layers earn nothing.
-      expect(passing('untouched'), context).toEqual([])
-      expect(passing('upto3'), context).toEqual([0, 1, 2, 3])
-      expect(passing('solved'), context).toEqual(report.stages)
-      expect(passing('hangs'), context).toEqual(report.stages.filter((n) => n !== last.number))
-      for (const n of report.stages) expect(by.solved!.get(n)!.outcome, `solved stage ${n}`).toBe('graded')
-      // The untouched stages of upto3 are the same starters, graded with the same seed: the same scores.
-      for (const n of [4, 5].filter((n) => report.stages.includes(n)))
-        expect(ownScore(by.upto3!.get(n)!), `stage ${n}`).toBe(ownScore(by.untouched!.get(n)!))
-      // The hanging stage earns nothing, whether its checks timed out or its limit stopped it.
-      const hung = by.hangs!.get(last.number)!
-      expect(ownScore(hung), context).toBe(0)
-      for (const c of own(hung)) expect(c.status, c.id).not.toBe('pass')
+        // Only the learner's own work counts: the given earlier layers earn nothing.
+        expect(passing('untouched'), context).toEqual([])
+        expect(passing('upto3'), context).toEqual([0, 1, 2, 3])
+        expect(passing('solved'), context).toEqual(report.stages)
+        expect(passing('hangs'), context).toEqual(report.stages.filter((n) => n !== last.number))
+        for (const n of report.stages) expect(by.solved!.get(n)!.outcome, `solved stage ${n}`).toBe('graded')
+        // The untouched stages of upto3 are the same starters, graded with the same seed: the same scores.
+        for (const n of [4, 5].filter((n) => report.stages.includes(n))) expect(ownScore(by.upto3!.get(n)!), `stage ${n}`).toBe(ownScore(by.untouched!.get(n)!))
+        // The hanging stage earns nothing, whether its checks timed out or its limit stopped it.
+        const hung = by.hangs!.get(last.number)!
+        expect(ownScore(hung), context).toBe(0)
+        for (const c of own(hung)) expect(c.status, c.id).not.toBe('pass')
 
-      // Nothing the batch started is still running, and its temp folders are gone.
-      const left = await leftoverAfter(() => processesWithMarker(scratch.path))
-      expect(left.map((p) => `${p.pid} ${p.cmdline}`)).toEqual([])
-      expect(readdirSync(scratch.path).filter((f) => f.startsWith('idem-roster-'))).toEqual([])
+        // Nothing the batch started is still running, and its temp folders are gone.
+        const left = await leftoverAfter(() => processesWithMarker(scratch.path))
+        expect(left.map((p) => `${p.pid} ${p.cmdline}`)).toEqual([])
+        expect(readdirSync(scratch.path).filter((f) => f.startsWith('idem-roster-'))).toEqual([])
 
-      // npm run scores: one row per learner, one column per stage, each the stage's own points.
-      const csv = join(scratch.path, 'out.csv')
-      const scores = await npm(scratch.path, 'scores', ['--store', store, '--csv', csv])
-      expect(scores.code, scores.out).toBe(0)
-      const [header, ...rows] = readFileSync(csv, 'utf8').trimEnd().split('\n').map((line) => line.split(','))
-      expect(rows.map((r) => r[0]).sort()).toEqual(['hangs', 'solved', 'untouched', 'upto3'])
-      for (const row of rows)
-        for (const n of report.stages) {
-          const entry = by[row[0]!]!.get(n)!
-          expect(Number(row[header!.indexOf(`stage ${n}`)]), `${row[0]} stage ${n}`).toBe(ownScore(entry))
-        }
-      const total = (learner: string) => Number(rows.find((r) => r[0] === learner)![header!.indexOf('total')])
-      expect(total('solved')).toBe(course.stages.reduce((n, s) => n + s.points, 0))
-      expect(total('solved')).toBeGreaterThan(total('hangs'))
-      expect(total('hangs')).toBeGreaterThan(total('upto3'))
-      expect(total('upto3')).toBeGreaterThan(total('untouched'))
-    } finally {
-      scratch.dispose()
-    }
-  }, ROSTER_TEST_TIMEOUT_MS)
+        // npm run scores: one row per learner, one column per stage, each the stage's own points.
+        const csv = join(scratch.path, 'out.csv')
+        const scores = await npm(scratch.path, 'scores', ['--store', store, '--csv', csv])
+        expect(scores.code, scores.out).toBe(0)
+        const [header, ...rows] = readFileSync(csv, 'utf8')
+          .trimEnd()
+          .split('\n')
+          .map((line) => line.split(','))
+        expect(rows.map((r) => r[0]).sort()).toEqual(['hangs', 'solved', 'untouched', 'upto3'])
+        for (const row of rows)
+          for (const n of report.stages) {
+            const entry = by[row[0]!]!.get(n)!
+            expect(Number(row[header!.indexOf(`stage ${n}`)]), `${row[0]} stage ${n}`).toBe(ownScore(entry))
+          }
+        const total = (learner: string) => Number(rows.find((r) => r[0] === learner)![header!.indexOf('total')])
+        expect(total('solved')).toBe(course.stages.reduce((n, s) => n + s.points, 0))
+        expect(total('solved')).toBeGreaterThan(total('hangs'))
+        expect(total('hangs')).toBeGreaterThan(total('upto3'))
+        expect(total('upto3')).toBeGreaterThan(total('untouched'))
+      } finally {
+        scratch.dispose()
+      }
+    },
+    ROSTER_TEST_TIMEOUT_MS,
+  )
 
-  it('a checkout that blocks the grader itself is killed at its limit, and so is every server its grader started', async () => {
-    const scratch = scratchDir('roster-stuck')
-    try {
-      const roster = join(scratch.path, 'class')
-      mkdirSync(roster)
-      hangingCheckout(roster, 'stuck', stageByNumber(0))
-      const store = join(scratch.path, 'grades.sqlite')
-      const json = join(scratch.path, 'roster.json')
-      // Long enough to reach the query (the last stage-0 check, about 2 s in
-      // on a quiet machine) on a machine many times slower.
-      const graded = await npm(scratch.path, 'grade', ['0', '--roster', roster, '--store', store, '--json', json, '--time-limit', '30'])
-      expect(graded.code, graded.out).toBe(0)
-      const [stuck] = (JSON.parse(readFileSync(json, 'utf8')) as RosterJson).submissions
-      expect(stuck!.learner).toBe('stuck')
-      expect(stuck!.stages, graded.out).toMatchObject([{ stage: 0, outcome: 'time limit', result: { score: 0 } }])
-      const left = await leftoverAfter(() => processesWithMarker(scratch.path))
-      expect(left.map((p) => `${p.pid} ${p.cmdline}`)).toEqual([])
-    } finally {
-      scratch.dispose()
-    }
-  }, 10 * 60_000)
+  it(
+    'a checkout that blocks the grader itself is killed at its limit, and so is every server its grader started',
+    async () => {
+      const scratch = scratchDir('roster-stuck')
+      try {
+        const roster = join(scratch.path, 'class')
+        mkdirSync(roster)
+        hangingCheckout(roster, 'stuck', stageByNumber(0))
+        const store = join(scratch.path, 'grades.sqlite')
+        const json = join(scratch.path, 'roster.json')
+        // Long enough to reach the query (the last stage-0 check, about 2 s in
+        // on a quiet machine) on a machine many times slower.
+        const graded = await npm(scratch.path, 'grade', ['0', '--roster', roster, '--store', store, '--json', json, '--time-limit', '30'])
+        expect(graded.code, graded.out).toBe(0)
+        const [stuck] = (JSON.parse(readFileSync(json, 'utf8')) as RosterJson).submissions
+        expect(stuck!.learner).toBe('stuck')
+        expect(stuck!.stages, graded.out).toMatchObject([{ stage: 0, outcome: 'time limit', result: { score: 0 } }])
+        const left = await leftoverAfter(() => processesWithMarker(scratch.path))
+        expect(left.map((p) => `${p.pid} ${p.cmdline}`)).toEqual([])
+      } finally {
+        scratch.dispose()
+      }
+    },
+    10 * 60_000,
+  )
 })

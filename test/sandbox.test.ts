@@ -57,7 +57,10 @@ describe.skipIf(!bwrap.path)('a roster of probe submissions, sandboxed', () => {
 
       // Nothing a probe started survives the batch (the rewriters would go on for 20 s).
       const left = await leftoverAfter(() => processesWithMarker(tag).concat(processesWithMarker(scratch.path)))
-      expect(left.map((p) => `${p.pid} ${p.cmdline}`), 'processes left running').toEqual([])
+      expect(
+        left.map((p) => `${p.pid} ${p.cmdline}`),
+        'processes left running',
+      ).toEqual([])
 
       // One stage graded: each learner's entry for it.
       const scores = new Map(

@@ -27,12 +27,31 @@ export function result(seed: number, marks: Partial<Record<CheckId, Mark>> = {},
     .map((c) => {
       const status = marks[c.id] ?? 'pass'
       const passed = status === 'pass'
-      return { id: c.id, stage: c.stage, title: `the ${c.id} check`, passed, status, points: passed ? c.points : 0, maxPoints: c.points, message: passed ? '' : `${c.id} went wrong (${status})` }
+      return {
+        id: c.id,
+        stage: c.stage,
+        title: `the ${c.id} check`,
+        passed,
+        status,
+        points: passed ? c.points : 0,
+        maxPoints: c.points,
+        message: passed ? '' : `${c.id} went wrong (${status})`,
+      }
     })
   const score = checks.reduce((s, c) => s + c.points, 0)
   const maxScore = checks.reduce((s, c) => s + c.maxPoints, 0)
   const slug = ['unprotected', 'unique-key', 'fingerprint'][stage]!
-  return { stage, slug, seed, passed: score === maxScore, score, maxScore, durationMs: 1234, rerun: `npm run grade -- ${stage} --seed ${seed} --dir /class/x`, checks }
+  return {
+    stage,
+    slug,
+    seed,
+    passed: score === maxScore,
+    score,
+    maxScore,
+    durationMs: 1234,
+    rerun: `npm run grade -- ${stage} --seed ${seed} --dir /class/x`,
+    checks,
+  }
 }
 
 /** Learner ids are folder names: one of them tries HTML, one a spreadsheet formula. */

@@ -25,28 +25,31 @@ function npm(script: string, ...args: string[]) {
 
 /** Enough of RFC 4180 for these files: quoted fields with doubled quotes, no newline inside a field. */
 function parseCsv(text: string): string[][] {
-  return text.trimEnd().split('\n').map((line) => {
-    const fields: string[] = []
-    let i = 0
-    while (i <= line.length) {
-      if (line[i] === '"') {
-        let field = ''
-        let j = i + 1
-        for (; j < line.length; j++) {
-          if (line[j] !== '"') field += line[j]
-          else if (line[j + 1] === '"') field += line[j++]
-          else break
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((line) => {
+      const fields: string[] = []
+      let i = 0
+      while (i <= line.length) {
+        if (line[i] === '"') {
+          let field = ''
+          let j = i + 1
+          for (; j < line.length; j++) {
+            if (line[j] !== '"') field += line[j]
+            else if (line[j + 1] === '"') field += line[j++]
+            else break
+          }
+          fields.push(field)
+          i = j + 2
+        } else {
+          const end = line.indexOf(',', i) < 0 ? line.length : line.indexOf(',', i)
+          fields.push(line.slice(i, end))
+          i = end + 1
         }
-        fields.push(field)
-        i = j + 2
-      } else {
-        const end = line.indexOf(',', i) < 0 ? line.length : line.indexOf(',', i)
-        fields.push(line.slice(i, end))
-        i = end + 1
       }
-    }
-    return fields
-  })
+      return fields
+    })
 }
 
 const at = (minute: number) => new Date(Date.UTC(2026, 2, 14, 9, minute)).toISOString()
@@ -70,7 +73,10 @@ describe('the results store', () => {
     store.record({ learner: 'ada', gradedAt: at(2), outcome: 'graded', reason: '', origin: 'test', result: second })
     store.record({ learner: 'ada', gradedAt: at(3), outcome: 'graded', reason: '', origin: 'test', result: { ...result(3), stage: 1 } })
     expect(store.runCount()).toBe(3)
-    expect(store.latestRuns().map((r) => [r.learner, r.stage, r.seed])).toEqual([['ada', 1, 3], ['ada', 2, 2]])
+    expect(store.latestRuns().map((r) => [r.learner, r.stage, r.seed])).toEqual([
+      ['ada', 1, 3],
+      ['ada', 2, 2],
+    ])
     const [latestAt2] = store.latestRuns(2)
     expect(latestAt2).toMatchObject({ learner: 'ada', seed: 2, score: second.score, maxScore: second.maxScore, gradedAt: at(2) })
     expect(latestAt2!.checks.map((c) => [c.id, c.status, c.points])).toEqual(second.checks.map((c) => [c.id, c.status, c.points]))
@@ -97,8 +103,14 @@ describe('npm run scores', () => {
 
     const table = out.slice(0, out.indexOf('\nChecks'))
     const positions = ranked.map((l) => table.indexOf(` ${l.learner} `))
-    expect(positions.every((p) => p > 0), table).toBe(true)
-    expect([...positions].sort((a, b) => a - b), 'learners are listed best first').toEqual(positions)
+    expect(
+      positions.every((p) => p > 0),
+      table,
+    ).toBe(true)
+    expect(
+      [...positions].sort((a, b) => a - b),
+      'learners are listed best first',
+    ).toEqual(positions)
     for (const l of ranked) {
       const line = table.split('\n').find((x) => x.includes(` ${l.learner} `))!
       expect(line, 'total').toContain(`${l.total}/${max}`)
@@ -154,7 +166,10 @@ describe('npm run scores:import', () => {
     const ci = join(dir, 'ci', 'artifacts')
     mkdirSync(ci, { recursive: true })
     // A real result file, as the CI template produces it.
-    const graded = spawnSync(process.execPath, ['--import', 'tsx', 'grader/cli.ts', '0', '--solution', '--seed', '11', '--json', join(ci, 'alice.json')], { cwd: repoRoot, encoding: 'utf8' })
+    const graded = spawnSync(process.execPath, ['--import', 'tsx', 'grader/cli.ts', '0', '--solution', '--seed', '11', '--json', join(ci, 'alice.json')], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    })
     expect(graded.status, graded.stdout + graded.stderr).toBe(0)
     const alice = JSON.parse(readFileSync(join(ci, 'alice.json'), 'utf8'))
     writeFileSync(join(ci, 'result.json'), JSON.stringify({ ...alice, learner: 'bob', gradedAt: '2026-03-14T09:00:00Z' }))

@@ -31,7 +31,8 @@ describe('the in-memory lock', () => {
     } finally {
       rmSync(path, { recursive: true, force: true })
     }
-  })})
+  })
+})
 
 describe('key-table inspection', () => {
   const scratch = scratchDir('keytable')
@@ -46,7 +47,11 @@ describe('key-table inspection', () => {
     db.exec('CREATE TABLE ledger (id TEXT PRIMARY KEY)')
     db.exec(schema)
     for (const row of rows)
-      db.prepare(`INSERT INTO t (${Object.keys(row).join(', ')}) VALUES (${Object.keys(row).map(() => '?').join(', ')})`).run(...Object.values(row))
+      db.prepare(
+        `INSERT INTO t (${Object.keys(row).join(', ')}) VALUES (${Object.keys(row)
+          .map(() => '?')
+          .join(', ')})`,
+      ).run(...Object.values(row))
     db.close()
     return path
   }
@@ -57,7 +62,11 @@ describe('key-table inspection', () => {
     ['key TEXT PRIMARY KEY', 'CREATE TABLE t (key TEXT PRIMARY KEY, created_at TEXT)', plain],
     ['a UNIQUE column', 'CREATE TABLE t (id INTEGER PRIMARY KEY, key TEXT UNIQUE, created_at TEXT)', plain],
     ['a CREATE UNIQUE INDEX', 'CREATE TABLE t (key TEXT, created_at TEXT); CREATE UNIQUE INDEX t_key ON t (key)', plain],
-    ["stage 5's PRIMARY KEY (client_id, route, key)", 'CREATE TABLE t (client_id TEXT, route TEXT, key TEXT, PRIMARY KEY (client_id, route, key)) WITHOUT ROWID', scoped],
+    [
+      "stage 5's PRIMARY KEY (client_id, route, key)",
+      'CREATE TABLE t (client_id TEXT, route TEXT, key TEXT, PRIMARY KEY (client_id, route, key)) WITHOUT ROWID',
+      scoped,
+    ],
   ] as const)('accepts %s', ([, schema, rows]) => {
     expect(inspectKeyTable(dbWith(schema, [...rows]), keys)).toMatchObject({ ok: true, table: 't', column: 'key' })
   })
@@ -80,7 +89,11 @@ describe('key-table inspection', () => {
   it.for([
     ['no constraint', 'CREATE TABLE t (key TEXT, created_at TEXT)', /no PRIMARY KEY or UNIQUE/],
     ['a plain (non-unique) index', 'CREATE TABLE t (key TEXT, created_at TEXT); CREATE INDEX t_key ON t (key)', /no PRIMARY KEY or UNIQUE/],
-    ['a partial unique index', "CREATE TABLE t (key TEXT, created_at TEXT); CREATE UNIQUE INDEX t_key ON t (key) WHERE created_at > ''", /no PRIMARY KEY or UNIQUE/],
+    [
+      'a partial unique index',
+      "CREATE TABLE t (key TEXT, created_at TEXT); CREATE UNIQUE INDEX t_key ON t (key) WHERE created_at > ''",
+      /no PRIMARY KEY or UNIQUE/,
+    ],
     ['UNIQUE (key, created_at)', 'CREATE TABLE t (key TEXT, created_at TEXT, UNIQUE (key, created_at))', /also covers created_at/],
     ['a unique index on an expression', 'CREATE TABLE t (key TEXT, created_at TEXT); CREATE UNIQUE INDEX t_key ON t (lower(key))', /no PRIMARY KEY or UNIQUE/],
   ] as const)('rejects %s', ([, schema, reason]) => {

@@ -64,8 +64,20 @@ describe('scanJson, by hand', () => {
 
 describe('isExactInteger', () => {
   it.for([
-    ['250000', true], ['250000.0', true], ['2.5e5', true], ['2.5E+5', true], ['25000000e-2', true], ['0', true], ['-0.0', true], ['1e400', true],
-    ['0.99999999999999999999', false], ['1.5', false], ['1e-1', false], ['5000.00000000000000001', false], ['25000001e-2', false], ['5e-400', false],
+    ['250000', true],
+    ['250000.0', true],
+    ['2.5e5', true],
+    ['2.5E+5', true],
+    ['25000000e-2', true],
+    ['0', true],
+    ['-0.0', true],
+    ['1e400', true],
+    ['0.99999999999999999999', false],
+    ['1.5', false],
+    ['1e-1', false],
+    ['5000.00000000000000001', false],
+    ['25000001e-2', false],
+    ['5e-400', false],
   ] as const)('%s → %s', ([literal, exact]) => {
     expect(isExactInteger(literal)).toBe(exact)
   })
@@ -118,7 +130,12 @@ describe('scanJson, against JSON.parse on random JSON', () => {
     fc.assert(
       fc.property(object, fc.jsonValue({ maxDepth: 2 }), fc.boolean(), (o, extra, escaped) => {
         const name = Object.keys(o)[0]!
-        const spelled = escaped ? `"${name.split('').map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}"` : JSON.stringify(name)
+        const spelled = escaped
+          ? `"${name
+              .split('')
+              .map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+              .join('')}"`
+          : JSON.stringify(name)
         const text = `{"wrap":[${JSON.stringify(o).slice(0, -1)},${spelled}:${JSON.stringify(extra)}}]}`
         expect(issues(text)).toContainEqual({ path: `wrap.0.${name}`, message: expect.stringMatching(/twice/) })
       }),

@@ -29,7 +29,10 @@ function rowOf(dbPath: string, key: string): Snapshot {
       .all()
       .filter((t) => !BANK_TABLES.has(t.name))
     for (const { name } of tables) {
-      const columns = db.prepare<[], { name: string }>(`PRAGMA table_info(${quote(name)})`).all().map((c) => c.name)
+      const columns = db
+        .prepare<[], { name: string }>(`PRAGMA table_info(${quote(name)})`)
+        .all()
+        .map((c) => c.name)
       const holds = columns.map((c) => `instr(CAST(${quote(c)} AS TEXT), @key) > 0`).join(' OR ')
       const rows = db.prepare<{ key: string }, Row>(`SELECT * FROM ${quote(name)} WHERE ${holds}`).all({ key })
       if (rows.length === 1) return { table: name, row: rows[0]! }
@@ -57,9 +60,9 @@ const LEASE_MS = 800
 
 const keyRowStates: Check = {
   id: 'key-row-states',
-  title: 'The key\'s row, read from the database: committed at the claim, re-owned at a takeover, owner released at completion and at a 5xx',
+  title: "The key's row, read from the database: committed at the claim, re-owned at a takeover, owner released at completion and at a 5xx",
   points: 4,
-  hint: 'Commit the in_progress row (owner, lease) before the money moves; a takeover writes the new owner; completing clears the owner (and lease) in the money\'s transaction; a 5xx deletes the row.',
+  hint: "Commit the in_progress row (owner, lease) before the money moves; a takeover writes the new owner; completing clears the owner (and lease) in the money's transaction; a 5xx deletes the row.",
   timeoutMs: 40_000,
   needs: 'sqlite-file',
   async run(ctx) {
@@ -76,11 +79,18 @@ const keyRowStates: Check = {
       const inCoreAt = Date.now()
       claimed = rowOf(dbPath, key)
       if (!claimed)
-        fail(`while the first request was in the core, no row of the layer held its key (${key}): the claim must be committed on its own, before the transfer, so that every process sees it`)
+        fail(
+          `while the first request was in the core, no row of the layer held its key (${key}): the claim must be committed on its own, before the transfer, so that every process sees it`,
+        )
       await sleepUntil(inCoreAt + LEASE_MS * 1.25)
       const retry = send(key)
-      const seen = await answeredOrInCore(bank, retry.then((r) => [r]), 1)
-      if ('answered' in seen) fail('setup: after the lease ran out the retry did not take the claim over (see lease-length)', { exchange: seen.answered[0]!.exchange })
+      const seen = await answeredOrInCore(
+        bank,
+        retry.then((r) => [r]),
+        1,
+      )
+      if ('answered' in seen)
+        fail('setup: after the lease ran out the retry did not take the claim over (see lease-length)', { exchange: seen.answered[0]!.exchange })
       retaken = rowOf(dbPath, key)
       await bank.core({ hold: false })
       ;[, takeover] = await Promise.all([held.reply, retry])
@@ -93,7 +103,9 @@ const keyRowStates: Check = {
     const changed = Object.keys(retaken.row).filter((c) => show(retaken.row[c]) !== show(claimed.row[c]))
     if (changed.length === 0)
       fail(`a retry took the expired claim over, but the key's row in ${claimed.table} did not change: nothing records the new owner or its lease`, {
-        got: Object.entries(retaken.row).map(([c, v]) => `${c}=${show(v)}`).join(', '),
+        got: Object.entries(retaken.row)
+          .map(([c, v]) => `${c}=${show(v)}`)
+          .join(', '),
       })
     // The owner: what the takeover changed that is not a clock reading. A design
     // that fences with the lease time alone has none, and is judged by its row only.
@@ -103,10 +115,15 @@ const keyRowStates: Check = {
     if (!completed) fail(`after the transfer completed, no row holds its key (${key}): the completed key must be kept`)
     const kept = owners.filter((c) => show(completed.row[c]) === show(retaken.row[c]))
     if (kept.length)
-      fail(`the completed key's row still names the request that held it (${kept.map((c) => `${c}=${show(completed.row[c])}`).join(', ')}): completing releases the owner`, {
-        expected: `${kept.join(', ')} cleared when the key completes, in the money's transaction`,
-        got: Object.entries(completed.row).map(([c, v]) => `${c}=${show(v)}`).join(', '),
-      })
+      fail(
+        `the completed key's row still names the request that held it (${kept.map((c) => `${c}=${show(completed.row[c])}`).join(', ')}): completing releases the owner`,
+        {
+          expected: `${kept.join(', ')} cleared when the key completes, in the money's transaction`,
+          got: Object.entries(completed.row)
+            .map(([c, v]) => `${c}=${show(v)}`)
+            .join(', '),
+        },
+      )
 
     // A 5xx: the row is gone, or holds no owner any more.
     const failedKey = ctx.rng.uuid()
@@ -119,8 +136,10 @@ const keyRowStates: Check = {
     const released = rowOf(dbPath, failedKey)
     const stillOwned = released ? owners.filter((c) => !isEmpty(released.row[c])) : []
     if (stillOwned.length)
-      fail('after a 503 the key\'s row still names the failed request as its owner: release the claim (delete the row) so a retry runs at once', {
-        got: Object.entries(released!.row).map(([c, v]) => `${c}=${show(v)}`).join(', '),
+      fail("after a 503 the key's row still names the failed request as its owner: release the claim (delete the row) so a retry runs at once", {
+        got: Object.entries(released!.row)
+          .map(([c, v]) => `${c}=${show(v)}`)
+          .join(', '),
       })
     ctx.note(
       `table ${claimed.table}; takeover changed ${changed.join(', ')}; owner ${owners.join(', ') || '(none but the lease)'}; after a 503 the row is ${released ? 'kept, unowned' : 'gone'}`,

@@ -17,9 +17,7 @@ export const BANK_TABLES = new Set(['clients', 'accounts', 'ledger'])
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
 
-export type KeyTableVerdict =
-  | { ok: true; table: string; column: string; index: string; columns: string[] }
-  | { ok: false; reason: string }
+export type KeyTableVerdict = { ok: true; table: string; column: string; index: string; columns: string[] } | { ok: false; reason: string }
 
 type Row = Record<string, unknown>
 
@@ -35,7 +33,10 @@ export function inspectKeyTable(dbPath: string, keys: [string, string]): KeyTabl
     const reasons: string[] = []
     let found = false
     for (const table of tables) {
-      const columns = db.prepare<[], { name: string }>(`PRAGMA table_info(${quote(table)})`).all().map((c) => c.name)
+      const columns = db
+        .prepare<[], { name: string }>(`PRAGMA table_info(${quote(table)})`)
+        .all()
+        .map((c) => c.name)
       for (const column of columns) {
         // The key itself, or a value with the key inside (random UUIDs: no accidental match).
         const find = db.prepare<[string, string], Row>(
@@ -46,7 +47,9 @@ export function inspectKeyTable(dbPath: string, keys: [string, string]): KeyTabl
         found = true
         const [rest0, rest1] = keys.map((k, i) => String(rows[i]![column]).replace(k, '⟨key⟩'))
         if (rest0 !== rest1) {
-          reasons.push(`${table}.${column} holds the keys inside values that differ besides the key (${rest0} and ${rest1}), so the same key could be stored twice`)
+          reasons.push(
+            `${table}.${column} holds the keys inside values that differ besides the key (${rest0} and ${rest1}), so the same key could be stored twice`,
+          )
           continue
         }
         const verdict = uniqueIndexOver(db, table, column, rows as [Row, Row])
@@ -73,7 +76,10 @@ function uniqueIndexOver(db: Database.Database, table: string, column: string, r
   const problems: string[] = []
   for (const index of indexes) {
     // An expression in the index has no column name: it is not a plain column constraint.
-    const columns = db.prepare<[], { name: string | null }>(`PRAGMA index_info(${quote(index.name)})`).all().map((c) => c.name)
+    const columns = db
+      .prepare<[], { name: string | null }>(`PRAGMA index_info(${quote(index.name)})`)
+      .all()
+      .map((c) => c.name)
     if (!columns.includes(column) || columns.includes(null)) continue
     const names = columns as string[]
     const varying = names.filter((c) => c !== column && rows[0][c] !== rows[1][c])

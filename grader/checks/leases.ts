@@ -44,7 +44,11 @@ async function heldClaim(ctx: CheckContext, leaseMs: number) {
 /** Sends one duplicate while the core is held: answered (refused) or in the core (executing). */
 async function probe(bank: BankClient, reply: Promise<Reply>, inCore: number) {
   const sentAt = Date.now()
-  const seen = await answeredOrInCore(bank, reply.then((r) => [r]), inCore)
+  const seen = await answeredOrInCore(
+    bank,
+    reply.then((r) => [r]),
+    inCore,
+  )
   return { sentAt, seenAt: Date.now(), seen }
 }
 
@@ -150,7 +154,7 @@ function retryAfterSeconds(reply: Reply, answeredAt: number): number | undefined
 
 const retryAfterTruthful: Check = {
   id: 'retry-after-remaining-lease',
-  title: 'The 409\'s Retry-After is the time left on the lease: about the whole lease at first, less later',
+  title: "The 409's Retry-After is the time left on the lease: about the whole lease at first, less later",
   points: 3,
   hint: 'Retry-After = ceil((lease_until - now) / 1000) seconds, at least 1: pass the lease left (in seconds) to requestInFlight(), not a constant and not milliseconds.',
   timeoutMs: 45_000,
@@ -224,7 +228,7 @@ const takeoverDifferentBody: Check = {
       const refusal = seen.answered[0]!
       // A 409 refuses without taking over; whether it should be 422 and whether the lease ended have checks of their own.
       if (refusal.status === 409) ctx.note('the changed body got 409, not 422 (see in-flight-different-payload-422, lease-length)')
-      else expectChangedBodyRefused(refusal, 'the same key with a different body gets 422, also once the first request\'s lease has run out', ctx.note)
+      else expectChangedBodyRefused(refusal, "the same key with a different body gets 422, also once the first request's lease has run out", ctx.note)
       await bank.core({ hold: false })
       expectStatus(await first, 201, 'the first request, never taken over, completes')
     } finally {
@@ -239,9 +243,9 @@ const takeoverDifferentBody: Check = {
 
 const takeoverCoreFailure: Check = {
   id: 'takeover-core-failure',
-  title: 'A superseded original that fails in the core leaves the takeover\'s claim alone: one transfer, no key stuck',
+  title: "A superseded original that fails in the core leaves the takeover's claim alone: one transfer, no key stuck",
   points: 4,
-  hint: 'Release only your own claim: DELETE ... WHERE key = ? AND owner = ? AND status = \'in_progress\'. After a takeover the key belongs to the retry.',
+  hint: "Release only your own claim: DELETE ... WHERE key = ? AND owner = ? AND status = 'in_progress'. After a takeover the key belongs to the retry.",
   timeoutMs: 40_000,
   async run(ctx) {
     const { bank, a, body, key, before, first, claim, send } = await heldClaim(ctx, TAKEOVER_LEASE_MS)
@@ -275,7 +279,9 @@ const takeoverCoreFailure: Check = {
         { exchange: again.exchange, expected: 'the key completed: HTTP 2xx, no new transfer', got: `HTTP ${again.status}, ${rows} ledger rows` },
       )
     await expectExactlyOnce(bank, before, body, takeover)
-    ctx.note(`original failed in the core (${original.status}) after a takeover; the takeover answered ${takeover.status}; a later retry ${again.status}; 1 ledger row`)
+    ctx.note(
+      `original failed in the core (${original.status}) after a takeover; the takeover answered ${takeover.status}; a later retry ${again.status}; 1 ledger row`,
+    )
   },
 }
 

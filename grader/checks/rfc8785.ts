@@ -103,7 +103,11 @@ const EDGES: Array<[Group, string, string]> = [
   ['key order', 'integer-like keys sort as strings', '{"10": 1, "9": 2, "1": 3, "b": 4, "a": 5, "": 6}'],
   ['key order', 'nested objects sort too, inside arrays as well', '{"z": {"b": 1, "a": {"d": 2, "c": 3}}, "a": [{"y": 1, "x": [{"q": 0, "p": 1}]}]}'],
   ['key order', 'upper case before lower case', '{"b": 1, "B": 2, "a": 3, "A": 4, "_": 5}'],
-  ['strings', 'control characters, quote and backslash are escaped; / and U+007F are not', '"\\u0000\\u0008\\t\\n\\u000b\\f\\r\\u001f\\u007f \\"\\\\ \\/ \\u0080"'],
+  [
+    'strings',
+    'control characters, quote and backslash are escaped; / and U+007F are not',
+    '"\\u0000\\u0008\\t\\n\\u000b\\f\\r\\u001f\\u007f \\"\\\\ \\/ \\u0080"',
+  ],
   ['strings', 'U+2028, U+2029 and non-BMP characters are written as themselves', '"\\u2028\\u2029 \\ud83d\\ude00 \\uD834\\uDD1E é"'],
   ['whole documents', 'whitespace around everything', '  {\n "b" : [ 1 , 2 ] ,\t"a" : true\r\n }  '],
   ['whole documents', 'empty structures and strings', '{"": "", "o": {}, "l": [], "n": null}'],

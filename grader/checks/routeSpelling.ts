@@ -16,7 +16,7 @@ export const oneRouteAnySpelling: Check = {
   id: 'one-route-any-spelling',
   title: 'One key sent to /transfers, /TRANSFERS, /transfers/, /Transfers and /TRANSFERS/ moves the money once',
   points: 4,
-  hint: 'Scope keys by op.route, the bank\'s name for the route (POST /transfers for every spelling), never by the path as the client typed it (op.path).',
+  hint: "Scope keys by op.route, the bank's name for the route (POST /transfers for every spelling), never by the path as the client typed it (op.path).",
   timeoutMs: 15_000,
   async run(ctx) {
     const { bank } = ctx
@@ -25,8 +25,7 @@ export const oneRouteAnySpelling: Check = {
     const body = { from: a.accounts[0]!, to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 90_000) }
     const before = await bank.ledger()
     const sent: Array<{ path: string; reply: Reply }> = []
-    for (const path of ctx.rng.shuffle(TRANSFER_SPELLINGS))
-      sent.push({ path, reply: await bank.send(bank.postSpec(a.customer, path, body, { key })) })
+    for (const path of ctx.rng.shuffle(TRANSFER_SPELLINGS)) sent.push({ path, reply: await bank.send(bank.postSpec(a.customer, path, body, { key })) })
 
     const after = await bank.ledger()
     const rows = newRows(before, after)
@@ -34,7 +33,9 @@ export const oneRouteAnySpelling: Check = {
       const executed = sent.filter((s) => rows.some((r) => r.id === s.reply.json?.id))
       fail(
         `one key and one body sent to ${sent.map((s) => s.path).join(', ')} moved money ${rows.length} times` +
-          (executed.length > 0 ? `; these spellings executed: ${executed.map((s) => `${s.path} (HTTP ${s.reply.status}, ${s.reply.json.id})`).join(', ')}` : '') +
+          (executed.length > 0
+            ? `; these spellings executed: ${executed.map((s) => `${s.path} (HTTP ${s.reply.status}, ${s.reply.json.id})`).join(', ')}`
+            : '') +
           '. Express routes every spelling to the same handler, so they are one route: scope the key by the route (op.route), not by the URL as typed (op.path)',
         {
           exchange: (executed[1] ?? sent.at(-1)!).reply.exchange,

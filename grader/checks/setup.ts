@@ -9,12 +9,7 @@ export type Party = { customer: Customer; accounts: string[] }
 export type Parties<N extends number, T extends Party[] = []> = T['length'] extends N ? T : Parties<N, [...T, Party]>
 
 /** Customers with accounts and random opening balances, drawn from the check's RNG. */
-export async function openParties<N extends number>(
-  ctx: CheckContext,
-  count: N,
-  accountsEach = 2,
-  bank: BankClient = ctx.bank,
-): Promise<Parties<N>> {
+export async function openParties<N extends number>(ctx: CheckContext, count: N, accountsEach = 2, bank: BankClient = ctx.bank): Promise<Parties<N>> {
   const parties: Party[] = []
   for (let i = 0; i < count; i++) {
     const customer = await bank.newCustomer(`customer-${ctx.rng.int(1000, 9999)}`)
@@ -45,8 +40,7 @@ export function expectConsistent(ledger: Ledger): void {
     if (e.from) expected.set(e.from, (expected.get(e.from) ?? 0) - e.amount)
     expected.set(e.to, (expected.get(e.to) ?? 0) + e.amount)
   }
-  for (const a of ledger.accounts)
-    expectEqual(a.balance, expected.get(a.id), `account ${a.id}'s balance does not match its ledger rows`)
+  for (const a of ledger.accounts) expectEqual(a.balance, expected.get(a.id), `account ${a.id}'s balance does not match its ledger rows`)
 }
 
 /** Ledger rows that moved money between these two accounts. */

@@ -64,8 +64,7 @@ const transfersMoveMoney: Check = {
     }
     const after = await ctx.bank.ledger()
     expectEqual(newRows(before, after).length, created, 'one ledger row per 201')
-    for (const acc of [...a.accounts, ...b.accounts])
-      expectEqual(after.accounts.find((x) => x.id === acc)!.balance, balances.get(acc), `balance of ${acc}`)
+    for (const acc of [...a.accounts, ...b.accounts]) expectEqual(after.accounts.find((x) => x.id === acc)!.balance, balances.get(acc), `balance of ${acc}`)
     expectConsistent(after)
   },
 }
@@ -86,9 +85,7 @@ const concurrentTransfers: Check = {
       const to = ctx.rng.pick(parties.flatMap((p) => p.accounts).filter((x) => x !== from))
       return { payer, body: { from, to, amount: ctx.rng.amount(10_000, 900_000) }, key: freshKey(ctx) }
     })
-    const replies = await Promise.all(
-      ctx.rng.shuffle(plans).map((p) => limit(() => ctx.bank.transfer(p.payer.customer, p.body, { key: p.key }))),
-    )
+    const replies = await Promise.all(ctx.rng.shuffle(plans).map((p) => limit(() => ctx.bank.transfer(p.payer.customer, p.body, { key: p.key }))))
     for (const r of replies) expectStatus(r, [201, 402], 'each transfer either executes (201) or is refused for funds (402)')
     const after = await ctx.bank.ledger()
     const rows = newRows(before, after)
@@ -148,7 +145,7 @@ const badInput: Check = {
 
 const authAndOwnership: Check = {
   id: 'auth-and-ownership',
-  title: 'Missing or wrong API keys get 401, other clients\' accounts 403, unknown accounts 404',
+  title: "Missing or wrong API keys get 401, other clients' accounts 403, unknown accounts 404",
   points: 5,
   hint: 'Authentication comes first; a client may credit any account but only debit its own.',
   timeoutMs: 15_000,

@@ -18,11 +18,12 @@ import { inspectKeyTable } from './keyTable.ts'
 const RACE_WINDOW_MS = 300
 
 function expectNotExecutedAnswer(reply: Reply, why: string): void {
-  if (!is2xx(reply)) fail(`${why}: a duplicate is not an error, it gets a 2xx (200 "already-processed" at this stage)`, {
-    exchange: reply.exchange,
-    expected: 'HTTP 2xx',
-    got: `HTTP ${reply.status}`,
-  })
+  if (!is2xx(reply))
+    fail(`${why}: a duplicate is not an error, it gets a 2xx (200 "already-processed" at this stage)`, {
+      exchange: reply.exchange,
+      expected: 'HTTP 2xx',
+      got: `HTTP ${reply.status}`,
+    })
 }
 
 function transferPlan(ctx: CheckContext, a: Party, b: Party, maxAmount = 90_000): TransferBody {
@@ -90,7 +91,10 @@ const retriesExecuteOnce: Check = {
     const transfer = transferPlan(ctx, a, b)
     const deposit = { to: ctx.rng.pick(a.accounts), amount: ctx.rng.amount() }
     const attempts = ctx.rng.int(3, 5)
-    for (const [path, body] of [['/transfers', transfer], ['/deposits', deposit]] as const) {
+    for (const [path, body] of [
+      ['/transfers', transfer],
+      ['/deposits', deposit],
+    ] as const) {
       const spec = ctx.bank.postSpec(a.customer, path, body, { key: ctx.rng.uuid() })
       const first = await ctx.bank.send(spec)
       expectStatus(first, 201, `the first POST ${path} with a new key executes`)
@@ -162,8 +166,7 @@ const twoInstances: Check = {
     const n = ctx.rng.int(8, 12)
     const first = ctx.rng.int(2, n - 2)
     const key = ctx.rng.uuid()
-    const specs = (bank: BankClient, count: number) =>
-      Array.from({ length: count }, () => bank.postSpec(a.customer, '/transfers', body, { key }))
+    const specs = (bank: BankClient, count: number) => Array.from({ length: count }, () => bank.postSpec(a.customer, '/transfers', body, { key }))
     const before = await ctx.bank.ledger()
     const { replies } = await heldBurst([
       { bank: ctx.bank, specs: specs(ctx.bank, first) },
@@ -186,9 +189,7 @@ const distinctKeys: Check = {
     // Small enough that m of them fit in the smallest opening balance.
     const body = transferPlan(ctx, a, b, 15_000)
     const before = await ctx.bank.ledger()
-    const replies = await ctx.bank.burst(
-      Array.from({ length: m }, () => ctx.bank.postSpec(a.customer, '/transfers', body, { key: ctx.rng.uuid() })),
-    )
+    const replies = await ctx.bank.burst(Array.from({ length: m }, () => ctx.bank.postSpec(a.customer, '/transfers', body, { key: ctx.rng.uuid() })))
     for (const r of replies) expectStatus(r, 201, 'each new key is a new transfer and executes')
     const rows = newRows(before, await ctx.bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
     expectEqual(rows.length, m, `${m} different keys with the same body: ${m} ledger rows`)

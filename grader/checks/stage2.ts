@@ -46,7 +46,14 @@ function balances(ledger: Ledger, ids: string[]): Record<string, number> {
  * The 422 itself is amended-amount's property; a check given `note` only
  * notes another 4xx (see expectChangedBodyRefused).
  */
-async function expectRefused(bank: BankClient, customer: Customer, body: TransferBody, key: string, what: string, note?: (line: string) => void): Promise<void> {
+async function expectRefused(
+  bank: BankClient,
+  customer: Customer,
+  body: TransferBody,
+  key: string,
+  what: string,
+  note?: (line: string) => void,
+): Promise<void> {
   const before = await bank.ledger()
   const reply = await bank.transfer(customer, body, { key })
   const why = `${what}, under a key already used for another body`
@@ -81,10 +88,18 @@ const amendedAmount: Check = {
     // The key still stands for the original: its retry is a duplicate, not a refusal.
     const retry = await ctx.bank.transfer(a.customer, body, { key })
     if (retry.status < 200 || retry.status >= 300)
-      fail('after the 422, a retry of the original body is still a plain duplicate', { exchange: retry.exchange, expected: 'HTTP 2xx', got: `HTTP ${retry.status}` })
+      fail('after the 422, a retry of the original body is still a plain duplicate', {
+        exchange: retry.exchange,
+        expected: 'HTTP 2xx',
+        got: `HTTP ${retry.status}`,
+      })
     const after = await ctx.bank.ledger()
     const rows = newRows(before, after)
-    expectEqual(rows.map((r) => r.amount), [body.amount], 'exactly one transfer, of the original amount')
+    expectEqual(
+      rows.map((r) => r.amount),
+      [body.amount],
+      'exactly one transfer, of the original amount',
+    )
     expectConsistent(after)
     ctx.note(`₩${body.amount.toLocaleString('en')} sent, amended to ₩${amended.amount.toLocaleString('en')} under the same key → 422, nothing moved`)
   },
@@ -107,7 +122,10 @@ const amendedBody: Check = {
       ['another memo', { ...body, memo: `${body.memo} (2)` }],
       [
         'another quantity deep inside metadata',
-        { ...body, metadata: { ...body.metadata, invoice: { ...invoice, lines: [{ ...invoice.lines[0]!, qty: invoice.lines[0]!.qty + 1 }, invoice.lines[1]] } } },
+        {
+          ...body,
+          metadata: { ...body.metadata, invoice: { ...invoice, lines: [{ ...invoice.lines[0]!, qty: invoice.lines[0]!.qty + 1 }, invoice.lines[1]] } },
+        },
       ],
     ]
     for (const [what, changed] of ctx.rng.shuffle(changes)) await expectRefused(ctx.bank, a!.customer, changed, key, what, ctx.note)
@@ -171,7 +189,11 @@ const canonicalizeRfc8785: Check = {
   async run(ctx) {
     const file = resolve(ctx.stageDir(2), 'canonicalize.ts')
     const cases = canonicalizeCases(ctx.rng)
-    const results = await callLearnerExport(file, 'canonicalize', cases.map((c) => c.input))
+    const results = await callLearnerExport(
+      file,
+      'canonicalize',
+      cases.map((c) => c.input),
+    )
     const wrong = cases.flatMap((c, i) => {
       const r = results[i]!
       if (c.expected === null) return r.ok ? [{ c, got: `returned ${JSON.stringify(r.value)}` }] : []
@@ -189,7 +211,10 @@ const canonicalizeRfc8785: Check = {
       const [{ c, got }] = wrong as [(typeof wrong)[0]]
       fail(
         `${wrong.length} of ${cases.length} inputs canonicalized wrongly (${perGroup}; points for each group entirely right). ` +
-          `Wrong: ${wrong.map((w) => w.c.what).slice(0, 4).join('; ')}${wrong.length > 4 ? '; …' : ''}.\n` +
+          `Wrong: ${wrong
+            .map((w) => w.c.what)
+            .slice(0, 4)
+            .join('; ')}${wrong.length > 4 ? '; …' : ''}.\n` +
           `First: ${c.what}\ninput:    ${c.input.replace(/\s*\n\s*/g, ' ')}`,
         { expected: c.expected === null ? 'an error (not I-JSON)' : visible(c.expected), got },
       )

@@ -40,8 +40,7 @@ const inFlightDuplicate: Check = {
         })
       for (const reply of seen.answered) expectProblem(reply, 409, 'a duplicate sent while the first request is still in flight gets 409 Conflict')
       // Retry-After is a course rule with a check of its own; here it is only seen.
-      if (seen.answered.some((r) => r.headers['retry-after'] === undefined))
-        ctx.note('a 409 came without Retry-After (see retry-after-remaining-lease)')
+      if (seen.answered.some((r) => r.headers['retry-after'] === undefined)) ctx.note('a 409 came without Retry-After (see retry-after-remaining-lease)')
       await bank.core({ hold: false })
       first = await firstReply
     } finally {
@@ -75,13 +74,23 @@ const inFlightDifferentPayload: Check = {
     let first: Reply
     try {
       const { reply: firstReply } = await holdInCore(bank, () => bank.transfer(a.customer, body, { key }))
-      const seen = await answeredOrInCore(bank, bank.transfer(a.customer, amended, { key }).then((r) => [r]), 1)
+      const seen = await answeredOrInCore(
+        bank,
+        bank.transfer(a.customer, amended, { key }).then((r) => [r]),
+        1,
+      )
       if ('reachedCore' in seen)
-        fail('a different payload under a key in flight got past the key and is executing', { expected: 'HTTP 422 at once', got: 'a request waiting in the core' })
+        fail('a different payload under a key in flight got past the key and is executing', {
+          expected: 'HTTP 422 at once',
+          got: 'a request waiting in the core',
+        })
       const [reply] = seen.answered
       if (reply!.status === 409)
         fail(
-          courseRule('unprocessableOverConflict', 'a different payload must get 422 even while the first request is in flight: 422 wins over 409 (the client must fix the request, not wait)'),
+          courseRule(
+            'unprocessableOverConflict',
+            'a different payload must get 422 even while the first request is in flight: 422 wins over 409 (the client must fix the request, not wait)',
+          ),
           { exchange: reply!.exchange, expected: 'HTTP 422', got: 'HTTP 409' },
         )
       expectChangedBodyRefused(reply!, 'the same key with a different payload gets 422 Unprocessable Content', ctx.note)
@@ -112,7 +121,13 @@ const crashMidTransfer: Check = {
     const { reply: lost } = await holdInCore(bank, () => bank.transfer(a.customer, body, { key }))
     // SIGKILL: no handler runs, nothing is cleaned up, the claim stays in the database.
     await bank.server.crash()
-    if (await lost.then(() => true, () => false)) fail('the request held in the core answered although its server was killed')
+    if (
+      await lost.then(
+        () => true,
+        () => false,
+      )
+    )
+      fail('the request held in the core answered although its server was killed')
     // The same instance, started again on the same database file (its port may change).
     await bank.server.start()
     const restarted = Date.now()
@@ -123,7 +138,11 @@ const crashMidTransfer: Check = {
       reply = await bank.transfer(a.customer, body, { key })
       if (is2xx(reply)) break
       if (reply.status !== 409)
-        fail('after the crash a retry gets 409 (the claim is still leased) or executes', { exchange: reply.exchange, expected: 'HTTP 409 or 201', got: `HTTP ${reply.status}` })
+        fail('after the crash a retry gets 409 (the claim is still leased) or executes', {
+          exchange: reply.exchange,
+          expected: 'HTTP 409 or 201',
+          got: `HTTP ${reply.status}`,
+        })
       conflicts++
       if (Date.now() - restarted > bound)
         fail(`${bound} ms after the restart, retries still get 409: the crashed request's claim never expires (lease ${CRASH_LEASE_MS} ms)`, {
@@ -152,7 +171,7 @@ const LEASE_MS = 600
 
 const leaseExpired: Check = {
   id: 'lease-expired-owner-check',
-  title: 'A retry takes over an expired lease; the slow original\'s late commit moves nothing',
+  title: "A retry takes over an expired lease; the slow original's late commit moves nothing",
   points: 7,
   hint: 'Completing must check, inside the money transaction, that this request still owns the claim (owner token, status in_progress); if not, throw so the transfer rolls back.',
   timeoutMs: 30_000,
@@ -170,7 +189,11 @@ const leaseExpired: Check = {
       let retryReply: Promise<Reply> | undefined
       while (!retryReply) {
         const attempt = pending(bank.transfer(a.customer, body, { key }))
-        const seen = await answeredOrInCore(bank, attempt.then((r) => [r]), 1)
+        const seen = await answeredOrInCore(
+          bank,
+          attempt.then((r) => [r]),
+          1,
+        )
         if ('reachedCore' in seen) {
           retryReply = attempt
           continue
@@ -192,11 +215,14 @@ const leaseExpired: Check = {
     expectStatus(retry, 201, 'the retry that took over the expired claim executes the transfer')
     const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
     if (rows.length > 1)
-      fail(`the slow original committed too: the money moved ${rows.length} times. Completing must check the request still owns its claim, in the money transaction`, {
-        exchange: slow.exchange,
-        expected: 'the original\'s commit rolled back (e.g. 409)',
-        got: `HTTP ${slow.status}, ${rows.length} ledger rows`,
-      })
+      fail(
+        `the slow original committed too: the money moved ${rows.length} times. Completing must check the request still owns its claim, in the money transaction`,
+        {
+          exchange: slow.exchange,
+          expected: "the original's commit rolled back (e.g. 409)",
+          got: `HTTP ${slow.status}, ${rows.length} ledger rows`,
+        },
+      )
     await expectExactlyOnce(bank, before, body, retry)
     if (slow.status === 201) expectEqual(slow.json?.id, retry.json?.id, 'a 201 to the slow original must name the one transfer that happened', slow.exchange)
     ctx.note(`lease ${LEASE_MS} ms expired; the retry took over and executed; the original answered ${slow.status}; 1 ledger row`)

@@ -19,7 +19,11 @@ async function rowsSince(bank: BankClient, before: Ledger) {
 /** A transfer and a deposit of one client, in random order: both routes replay. */
 function twoIntents(ctx: Parameters<Check['run']>[0], a: { accounts: string[] }, b: { accounts: string[] }) {
   return ctx.rng.shuffle([
-    { what: 'a transfer', path: '/transfers', body: { from: a.accounts[0]!, to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 90_000), memo: `rent ${ctx.rng.int(1, 12)}` } },
+    {
+      what: 'a transfer',
+      path: '/transfers',
+      body: { from: a.accounts[0]!, to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 90_000), memo: `rent ${ctx.rng.int(1, 12)}` },
+    },
     { what: 'a deposit', path: '/deposits', body: { to: ctx.rng.pick(a.accounts), amount: ctx.rng.amount() } },
   ])
 }
@@ -290,15 +294,26 @@ const changedBodyAfterFailure: Check = {
     await failOnce(bank, a.customer, body, key)
     const executed = await bank.transfer(a.customer, changed, { key })
     if (executed.status === 422)
-      fail(courseRule('failuresNotStored', 'after a 503 the key is released, so a changed body is a new request; it got 422, as if the failed body were still bound to the key'), {
-        exchange: executed.exchange,
-        expected: 'HTTP 201: the changed body executes',
-        got: 'HTTP 422',
-      })
+      fail(
+        courseRule(
+          'failuresNotStored',
+          'after a 503 the key is released, so a changed body is a new request; it got 422, as if the failed body were still bound to the key',
+        ),
+        {
+          exchange: executed.exchange,
+          expected: 'HTTP 201: the changed body executes',
+          got: 'HTTP 422',
+        },
+      )
     expectStatus(executed, 201, 'after a 503 released the key, the changed body executes')
     expectFirstAnswer(executed, 'the changed body after the 503')
     const rows = newRows(before, await bank.ledger())
-    expectEqual(rows.map((r) => r.amount), [changed.amount], 'one transfer, of the changed amount', executed.exchange)
+    expectEqual(
+      rows.map((r) => r.amount),
+      [changed.amount],
+      'one transfer, of the changed amount',
+      executed.exchange,
+    )
     // Now the key is bound to the changed body: the failed body is the different one.
     const original = await bank.transfer(a!.customer, body, { key })
     expectChangedBodyRefused(original, 'the body that failed, resent after the changed body executed under the key', ctx.note)

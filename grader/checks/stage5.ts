@@ -30,7 +30,8 @@ function crossing(reply: Reply, foreign: Reply[]): string | undefined {
   if (copied) return `it is the other client's stored response (their HTTP ${copied.status}): that client's response leaked`
   if (reply.status === 409) return 'a 409 says "someone is using this key right now": the other client\'s request, not this one, caused it'
   if (reply.status === 422) return 'a 422 says "this key was used with another body": by the other client, not by this one'
-  if (reply.status >= 405 && reply.status < 500) return `an HTTP ${reply.status} refused this valid request over the key: the other client's use of it, not this request, caused it`
+  if (reply.status >= 405 && reply.status < 500)
+    return `an HTTP ${reply.status} refused this valid request over the key: the other client's use of it, not this request, caused it`
   return undefined
 }
 
@@ -49,7 +50,11 @@ class Crossings {
     fail(
       `${this.found.length} answer(s) to one client were built from another client's request with the same key. Keys are scoped per client, so each was new to the server:\n` +
         this.found.map((f) => `- ${f.what}: ${f.why}`).join('\n'),
-      { exchange: first.reply.exchange, expected: "an answer about this client's own request", got: `HTTP ${first.reply.status} ${first.reply.text.slice(0, 200)}` },
+      {
+        exchange: first.reply.exchange,
+        expected: "an answer about this client's own request",
+        got: `HTTP ${first.reply.status} ${first.reply.text.slice(0, 200)}`,
+      },
     )
   }
 }
@@ -58,7 +63,12 @@ class Crossings {
 function expectOwnTransfer(ctx: CheckContext, reply: Reply, body: TransferBody, what: string): void {
   expectStatus(reply, 201, `${what} must execute`)
   const got = reply.json
-  expectEqual({ from: got?.from, to: got?.to, amount: got?.amount }, { from: body.from, to: body.to, amount: body.amount }, `${what}: the 201 must describe this request's own transfer`, reply.exchange)
+  expectEqual(
+    { from: got?.from, to: got?.to, amount: got?.amount },
+    { from: body.from, to: body.to, amount: body.amount },
+    `${what}: the 201 must describe this request's own transfer`,
+    reply.exchange,
+  )
   if (isReplay(reply)) ctx.note(`${what} executed but was marked as a replay (see first-response-unmarked)`)
 }
 
@@ -73,7 +83,7 @@ const scopePerClient: Check = {
   id: 'scope-per-client',
   title: 'The same key from two clients at the same instant makes two transfers, each answered with its own',
   points: 6,
-  hint: 'A key is the client\'s own name for its intent: make the client part of the scope (idempotency.ts) and of the PRIMARY KEY (keyStore.ts).',
+  hint: "A key is the client's own name for its intent: make the client part of the scope (idempotency.ts) and of the PRIMARY KEY (keyStore.ts).",
   timeoutMs: 15_000,
   async run(ctx) {
     const { bank } = ctx
@@ -88,7 +98,9 @@ const scopePerClient: Check = {
     const crossings = new Crossings()
     // Both at the same instant, the core held until the layer decided both.
     const { replies } = await heldBurst([{ bank, specs: intents.map((i) => bank.postSpec(i.party.customer, '/transfers', i.body, { key })) }])
-    intents.forEach((intent, n) => crossings.check(replies[n]!, [replies[1 - n]!], `${intent.who}'s transfer, sent at the same instant as the other client's with the same key`))
+    intents.forEach((intent, n) =>
+      crossings.check(replies[n]!, [replies[1 - n]!], `${intent.who}'s transfer, sent at the same instant as the other client's with the same key`),
+    )
     crossings.expectNone()
     intents.forEach((intent, n) => expectOwnTransfer(ctx, replies[n]!, intent.body, `${intent.who}'s transfer`))
     // Each client's retry gets its own first response back, and nothing of the other's.
@@ -102,7 +114,9 @@ const scopePerClient: Check = {
     const after = await bank.ledger()
     expectEqual(newRows(before, after).length, 2, 'two clients, two intents: two ledger rows')
     expectConsistent(after)
-    ctx.note(`one key, two clients at the same instant: two transfers (₩${intents[0]!.body.amount} and ₩${intents[1]!.body.amount}), each retry answered with its own`)
+    ctx.note(
+      `one key, two clients at the same instant: two transfers (₩${intents[0]!.body.amount} and ₩${intents[1]!.body.amount}), each retry answered with its own`,
+    )
   },
 }
 
@@ -117,7 +131,12 @@ const scopePerRoute: Check = {
     const [a] = await openParties(ctx, 1)
     const key = ctx.rng.uuid()
     const intents = ctx.rng.shuffle([
-      { what: 'the transfer', path: '/transfers', prefix: 'tr_', body: { from: a.accounts[0]!, to: a.accounts[1]!, amount: ctx.rng.amount(1_000, 90_000) } as object },
+      {
+        what: 'the transfer',
+        path: '/transfers',
+        prefix: 'tr_',
+        body: { from: a.accounts[0]!, to: a.accounts[1]!, amount: ctx.rng.amount(1_000, 90_000) } as object,
+      },
       { what: 'the deposit', path: '/deposits', prefix: 'dp_', body: { to: ctx.rng.pick(a.accounts), amount: ctx.rng.amount() } as object },
     ])
     const before = await bank.ledger()
@@ -131,7 +150,12 @@ const scopePerRoute: Check = {
           got: `HTTP ${reply.status}${firsts[0] && reply.text === firsts[0].text ? ", the other route's stored response" : ''}`,
         })
       expectStatus(reply, 201, `${intent.what} must execute`)
-      expectEqual(String(reply.json?.id).startsWith(intent.prefix), true, `${intent.what}'s 201 describes a ${intent.prefix}… entry of ${intent.path}`, reply.exchange)
+      expectEqual(
+        String(reply.json?.id).startsWith(intent.prefix),
+        true,
+        `${intent.what}'s 201 describes a ${intent.prefix}… entry of ${intent.path}`,
+        reply.exchange,
+      )
       firsts.push(reply)
     }
     for (const n of ctx.rng.shuffle([0, 1])) {
@@ -139,7 +163,11 @@ const scopePerRoute: Check = {
       const what = `the retry of ${intent.what}`
       const retry = await bank.send(bank.postSpec(a.customer, intent.path, intent.body, { key }))
       if (retry.text === firsts[1 - n]!.text)
-        fail(`${what} got the other route's stored response: routes are separate scopes`, { exchange: retry.exchange, expected: firsts[n]!.text, got: retry.text })
+        fail(`${what} got the other route's stored response: routes are separate scopes`, {
+          exchange: retry.exchange,
+          expected: firsts[n]!.text,
+          got: retry.text,
+        })
       await expectOwnRetry(ctx, bank, before, 2, firsts[n]!, retry, what)
     }
     const rows = newRows(before, await bank.ledger())

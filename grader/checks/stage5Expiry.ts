@@ -151,14 +151,18 @@ const inFlightAcrossTtl: Check = {
       const inCoreAt = Date.now()
       // Well past the TTL, far inside the lease.
       await sleepUntil(inCoreAt + ACROSS_TTL_MS * 1.5)
-      const seen = await answeredOrInCore(bank, pending(bank.transfer(a.customer, body, { key })).then((r) => [r]), 1)
+      const seen = await answeredOrInCore(
+        bank,
+        pending(bank.transfer(a.customer, body, { key })).then((r) => [r]),
+        1,
+      )
       if ('reachedCore' in seen)
         fail(
           `the TTL (${ACROSS_TTL_MS} ms) passed while the first request was still running under its ${ACROSS_LEASE_MS} ms lease, and a duplicate executed a second time: ` +
             'a claim in progress under a live lease is kept past its TTL until the lease runs out (CONTRACT.md, stage 5)',
           { expected: 'HTTP 409 (the first request is still in flight)', got: 'a second execution waiting in the core' },
         )
-      expectProblem(seen.answered[0]!, 409, 'a duplicate of a request still in flight gets 409, also once the key\'s TTL has passed')
+      expectProblem(seen.answered[0]!, 409, "a duplicate of a request still in flight gets 409, also once the key's TTL has passed")
       await bank.core({ hold: false })
       first = await held.reply
     } finally {

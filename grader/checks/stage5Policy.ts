@@ -10,7 +10,8 @@ import { openParties } from './setup.ts'
 function expectPolicy(reply: Reply, expected: { ttl: number; lease: number }, what: string): void {
   const header = reply.headers['idempotency-key-policy']
   const wanted = `Idempotency-Key-Policy: ttl=${expected.ttl}, lease=${expected.lease}, scope="client route"`
-  const wrong = (why: string): never => fail(`${what}: ${why}`, { exchange: reply.exchange, expected: wanted, got: header ?? '(no Idempotency-Key-Policy header)' })
+  const wrong = (why: string): never =>
+    fail(`${what}: ${why}`, { exchange: reply.exchange, expected: wanted, got: header ?? '(no Idempotency-Key-Policy header)' })
   if (header === undefined) wrong('every money-route response publishes the key policy')
   let policy: ReturnType<typeof parseDictionary>
   try {

@@ -46,7 +46,7 @@ const replayBeforeExpiry: Check = {
   id: 'replay-before-expiry',
   title: 'Within the TTL a retry is replayed and a changed body is refused',
   points: 4,
-  hint: 'expires_at = the first request\'s time + LAB_KEY_TTL_MS, in milliseconds (Date.now() is in ms; check the unit).',
+  hint: "expires_at = the first request's time + LAB_KEY_TTL_MS, in milliseconds (Date.now() is in ms; check the unit).",
   timeoutMs: 20_000,
   async run(ctx) {
     const ttlMs = 3_000
@@ -58,7 +58,8 @@ const replayBeforeExpiry: Check = {
     expectStatus(first, 201, 'the transfer executes')
     const alive = (what: string) => {
       const age = Date.now() - sent
-      if (age >= ttlMs - CLOCK_SLACK_MS) fail(`${what} was answered ${age} ms after the first request, past the ${ttlMs} ms TTL: the server is too slow to grade`)
+      if (age >= ttlMs - CLOCK_SLACK_MS)
+        fail(`${what} was answered ${age} ms after the first request, past the ${ttlMs} ms TTL: the server is too slow to grade`)
       return `${what}, ${age} ms after the first request (TTL ${ttlMs} ms)`
     }
     // Retries at once and spread over the first part of the window: a TTL in
@@ -145,7 +146,9 @@ const newExecutionAfterExpiry: Check = {
     const ledger = await bank.ledger()
     bodies.forEach((body, i) => expectEqual(rowsBetween(ledger, body.from, body.to).length, 2, `key ${i + 1}: once before expiry, once after`))
     expectConsistent(ledger)
-    ctx.note(`a retry ${renewed.sentAt - firsts[0]!.sentAt} ms after the first request moved ₩${bodies[0]!.amount} a second time: retention must outlast every client's retries`)
+    ctx.note(
+      `a retry ${renewed.sentAt - firsts[0]!.sentAt} ms after the first request moved ₩${bodies[0]!.amount} a second time: retention must outlast every client's retries`,
+    )
   },
 }
 
@@ -166,7 +169,10 @@ function layerRows(dbPath: string): Record<string, number> {
   }
 }
 const total = (rows: Record<string, number>) => Object.values(rows).reduce((s, n) => s + n, 0)
-const describe = (rows: Record<string, number>) => Object.entries(rows).map(([t, n]) => `${t}: ${n}`).join(', ') || 'no tables'
+const describe = (rows: Record<string, number>) =>
+  Object.entries(rows)
+    .map(([t, n]) => `${t}: ${n}`)
+    .join(', ') || 'no tables'
 
 const purgeBounded: Check = {
   id: 'purge-bounded',
@@ -193,7 +199,9 @@ const purgeBounded: Check = {
     const lastAnswer = Date.now()
     const stored = layerRows(dbPath)
     if (total(stored) === 0)
-      fail(`after ${count} requests with keys, no table of the layer in the bank's database has any row (${describe(stored)}): keep the keys in the bank's SQLite file`)
+      fail(
+        `after ${count} requests with keys, no table of the layer in the bank's database has any row (${describe(stored)}): keep the keys in the bank's SQLite file`,
+      )
     await sleepUntil(lastAnswer + ttlMs + CLOCK_SLACK_MS)
     // Every key above has expired. One request under a new key gives a lazy
     // purge its chance; a purge on a timer gets until the deadline. Only reads follow.
@@ -206,10 +214,13 @@ const purgeBounded: Check = {
         return
       }
       if (Date.now() > deadline)
-        fail(`${count} keys expired ${Date.now() - lastAnswer - ttlMs} ms ago and a request came after that, yet their rows are still there: the key table grows without bound`, {
-          expected: `at most ${maxRows} rows`,
-          got: describe(left),
-        })
+        fail(
+          `${count} keys expired ${Date.now() - lastAnswer - ttlMs} ms ago and a request came after that, yet their rows are still there: the key table grows without bound`,
+          {
+            expected: `at most ${maxRows} rows`,
+            got: describe(left),
+          },
+        )
       await sleep(50)
     }
   },

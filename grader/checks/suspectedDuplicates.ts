@@ -43,9 +43,7 @@ export function craftLedger(rng: Rng) {
   const clients = ['cl_a', 'cl_b']
   for (const c of clients) db.prepare("INSERT INTO clients VALUES (?, ?, ?, '2026-01-01T00:00:00.000Z')").run(c, c, `hash-${c}`)
   const accounts = ['acc_1', 'acc_2', 'acc_3', 'acc_4']
-  accounts.forEach((a, i) =>
-    db.prepare("INSERT INTO accounts VALUES (?, ?, 0, 0, '2026-01-01T00:00:00.000Z')").run(a, clients[i % 2]),
-  )
+  accounts.forEach((a, i) => db.prepare("INSERT INTO accounts VALUES (?, ?, 0, 0, '2026-01-01T00:00:00.000Z')").run(a, clients[i % 2]))
   const rows: Array<Omit<LedgerEntry, 'id' | 'createdAt'> & { at: number }> = []
   let clock = Date.parse('2026-03-14T09:00:00.000Z')
   const add = (row: Omit<LedgerEntry, 'id' | 'createdAt'>, at: number) => rows.push({ ...row, at })
@@ -81,11 +79,17 @@ export function craftLedger(rng: Rng) {
     }
   }
   rows.sort((x, y) => x.at - y.at)
-  const insert = db.prepare(
-    'INSERT INTO ledger (id, kind, client_id, from_account, to_account, amount, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  )
+  const insert = db.prepare('INSERT INTO ledger (id, kind, client_id, from_account, to_account, amount, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
   const entries: LedgerEntry[] = rows.map((r, i) => {
-    const entry = { id: `tr_${String(i).padStart(4, '0')}`, kind: r.kind, clientId: r.clientId, from: r.from, to: r.to, amount: r.amount, createdAt: new Date(r.at).toISOString() }
+    const entry = {
+      id: `tr_${String(i).padStart(4, '0')}`,
+      kind: r.kind,
+      clientId: r.clientId,
+      from: r.from,
+      to: r.to,
+      amount: r.amount,
+      createdAt: new Date(r.at).toISOString(),
+    }
     insert.run(entry.id, entry.kind, entry.clientId, entry.from, entry.to, entry.amount, entry.createdAt)
     return entry
   })

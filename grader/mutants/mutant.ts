@@ -32,14 +32,15 @@ export function materialize(mutant: Mutant): string {
   mkdirSync(dir, { recursive: true })
   for (const file of stage.edits) cpSync(resolve(repoRoot, 'solutions', stage.folder, file), join(dir, file))
   for (const edit of mutant.edits) {
-    if (!stage.edits.includes(edit.file))
-      throw new Error(`mutant ${mutant.id}: ${edit.file} is not a learner file of stage ${stage.number}`)
+    if (!stage.edits.includes(edit.file)) throw new Error(`mutant ${mutant.id}: ${edit.file} is not a learner file of stage ${stage.number}`)
     const path = join(dir, edit.file)
     const text = readFileSync(path, 'utf8')
     const count = text.split(edit.find).length - 1
-    if (count !== 1)
-      throw new Error(`mutant ${mutant.id}: expected the text to replace exactly once in ${edit.file}, found it ${count} times:\n${edit.find}`)
-    writeFileSync(path, text.replace(edit.find, () => edit.replace))
+    if (count !== 1) throw new Error(`mutant ${mutant.id}: expected the text to replace exactly once in ${edit.file}, found it ${count} times:\n${edit.find}`)
+    writeFileSync(
+      path,
+      text.replace(edit.find, () => edit.replace),
+    )
   }
   return checkout
 }

@@ -33,7 +33,11 @@ export const stage1Mutants: Mutant[] = [
     title: 'SELECT the key, then INSERT it after an await: simultaneous retries all pass the SELECT',
     mustFail: 'simultaneous-retries',
     edits: [
-      { file: 'keyStore.ts', find: "import type { Db } from '#bank/db.ts'", replace: "import { setTimeout as sleep } from 'node:timers/promises'\nimport type { Db } from '#bank/db.ts'" },
+      {
+        file: 'keyStore.ts',
+        find: "import type { Db } from '#bank/db.ts'",
+        replace: "import { setTimeout as sleep } from 'node:timers/promises'\nimport type { Db } from '#bank/db.ts'",
+      },
       // Without the constraint, nothing catches the second INSERT.
       { file: 'keyStore.ts', find: 'key        TEXT PRIMARY KEY,', replace: 'key        TEXT NOT NULL,' },
       { file: 'keyStore.ts', find: 'export function createKeyStore(db: Db) {', replace: 'export function createKeyStore(db: Db, lookupMs = 0) {' },
@@ -119,7 +123,13 @@ export const stage1Mutants: Mutant[] = [
     stage: 1,
     title: 'the length limit is 256 (a VARCHAR(256) column) instead of 255',
     mustFail: 'key-length-limit',
-    edits: [{ file: 'keyHeader.ts', find: "export const MAX_KEY_LENGTH = 255 // Stripe's limit", replace: 'export const MAX_KEY_LENGTH = 256 // fits a VARCHAR(256)' }],
+    edits: [
+      {
+        file: 'keyHeader.ts',
+        find: "export const MAX_KEY_LENGTH = 255 // Stripe's limit",
+        replace: 'export const MAX_KEY_LENGTH = 256 // fits a VARCHAR(256)',
+      },
+    ],
   },
   {
     id: 'key-limit-on-header',
@@ -176,8 +186,9 @@ export const stage1Mutants: Mutant[] = [
     edits: [
       {
         file: 'idempotency.ts',
-        find: "      const key = parseIdempotencyKey(op.idempotencyKey)\n",
-        replace: "      if (op.idempotencyKey === undefined) return op.execute() // no key, no protection\n      const key = parseIdempotencyKey(op.idempotencyKey)\n",
+        find: '      const key = parseIdempotencyKey(op.idempotencyKey)\n',
+        replace:
+          '      if (op.idempotencyKey === undefined) return op.execute() // no key, no protection\n      const key = parseIdempotencyKey(op.idempotencyKey)\n',
       },
     ],
   },

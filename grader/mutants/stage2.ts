@@ -26,7 +26,7 @@ export const stage2Mutants: Mutant[] = [
   {
     id: 'top-level-sort-only',
     stage: 2,
-    title: 'canonicalize sorts the top-level keys only: nested objects keep the client\'s order',
+    title: "canonicalize sorts the top-level keys only: nested objects keep the client's order",
     mustFail: 'reserialized-retry',
     edits: [
       {
@@ -71,7 +71,13 @@ export const stage2Mutants: Mutant[] = [
     stage: 2,
     title: 'canonicalize sorts keys with localeCompare, not by UTF-16 code units: "B" and "b", "10" and "9" land in the wrong order',
     mustFail: 'canonicalize-rfc8785',
-    edits: [{ file: 'canonicalize.ts', find: 'const keys = Object.keys(value).sort()', replace: 'const keys = Object.keys(value).sort((x, y) => x.localeCompare(y))' }],
+    edits: [
+      {
+        file: 'canonicalize.ts',
+        find: 'const keys = Object.keys(value).sort()',
+        replace: 'const keys = Object.keys(value).sort((x, y) => x.localeCompare(y))',
+      },
+    ],
   },
   {
     id: 'lone-surrogates-accepted',

@@ -149,7 +149,7 @@ export const stage3Mutants: Mutant[] = [
   {
     id: 'release-without-owner-check',
     stage: 3,
-    title: 'A failed request releases its key without checking it still owns it: after a takeover it frees the new owner\'s claim',
+    title: "A failed request releases its key without checking it still owns it: after a takeover it frees the new owner's claim",
     mustFail: 'takeover-core-failure',
     edits: [
       {

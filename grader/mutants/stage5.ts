@@ -77,7 +77,7 @@ export const stage5Mutants: Mutant[] = [
     edits: [
       {
         file: 'idempotency.ts',
-        find: "'Idempotency-Key-Policy': `ttl=${Math.floor(config.keyTtlMs / 1000)}, lease=${Math.ceil(config.leaseMs / 1000)}, scope=\"client route\"`,",
+        find: '\'Idempotency-Key-Policy\': `ttl=${Math.floor(config.keyTtlMs / 1000)}, lease=${Math.ceil(config.leaseMs / 1000)}, scope="client route"`,',
         replace: "'Idempotency-Key-Policy': 'ttl=86400, lease=30, scope=\"client route\"',",
       },
     ],
@@ -95,7 +95,11 @@ export const stage5Mutants: Mutant[] = [
     title: 'A cache of completed answers keyed by key and body, not by client: another client resending our exact request gets our 201',
     mustFail: 'no-cross-client-signal',
     edits: [
-      { file: 'idempotency.ts', find: "import type { CreateLayer } from '#bank/layer.ts'", replace: "import type { CreateLayer, Outcome } from '#bank/layer.ts'" },
+      {
+        file: 'idempotency.ts',
+        find: "import type { CreateLayer } from '#bank/layer.ts'",
+        replace: "import type { CreateLayer, Outcome } from '#bank/layer.ts'",
+      },
       {
         file: 'idempotency.ts',
         find: '  const keys = createKeyStore(db, { leaseMs: config.leaseMs, ttlMs: config.keyTtlMs })\n',

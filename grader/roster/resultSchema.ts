@@ -51,8 +51,7 @@ export function parseGradeResult(text: string, where: string): GradeSummary {
   } catch (error) {
     throw new Error(`${where}: not JSON (${(error as Error).message})`)
   }
-  if (json && typeof json === 'object' && 'runs' in json)
-    throw new Error(`${where}: holds several runs (--repeat); grade once per result file`)
+  if (json && typeof json === 'object' && 'runs' in json) throw new Error(`${where}: holds several runs (--repeat); grade once per result file`)
   const parsed = gradeResultSchema.safeParse(json)
   if (!parsed.success) throw new Error(`${where}: not a grade result: ${z.prettifyError(parsed.error)}`)
   return parsed.data

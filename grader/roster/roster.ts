@@ -84,7 +84,14 @@ export async function gradeRoster(o: RosterOptions): Promise<number> {
           workDir: workDirs[i]!,
           sandbox: o.sandbox,
         })
-        store.record({ learner: done.learner, gradedAt: done.gradedAt, outcome: done.outcome, reason: done.reason, origin: `roster ${o.roster}`, result: done.result })
+        store.record({
+          learner: done.learner,
+          gradedAt: done.gradedAt,
+          outcome: done.outcome,
+          reason: done.reason,
+          origin: `roster ${o.roster}`,
+          result: done.result,
+        })
         printLine(done)
         return done
       }),
@@ -117,7 +124,8 @@ export async function gradeRoster(o: RosterOptions): Promise<number> {
 }
 
 function printLine(r: SubmissionResult) {
-  const mark = r.outcome === 'time limit' ? chalk.yellow('⏱') : r.outcome === 'grader failed' ? chalk.red('!') : r.result.passed ? chalk.green('✓') : chalk.red('✗')
+  const mark =
+    r.outcome === 'time limit' ? chalk.yellow('⏱') : r.outcome === 'grader failed' ? chalk.red('!') : r.result.passed ? chalk.green('✓') : chalk.red('✗')
   const seconds = chalk.dim(`${(r.wallMs / 1000).toFixed(1)} s`)
   const why = r.reason ? chalk.dim(`  ${r.reason.split('\n')[0]}`) : ''
   console.log(`  ${mark} ${r.learner.padEnd(20)} stage ${r.result.stage} ${String(r.result.score).padStart(4)}/${r.result.maxScore} ${seconds}${why}`)

@@ -111,8 +111,18 @@ export class ResultsStore {
     )
     const write = this.db.transaction(() => {
       const { lastInsertRowid } = insertRun.run(
-        run.learner, r.stage, r.slug, r.seed, run.gradedAt, run.outcome, run.reason,
-        r.score, r.maxScore, Math.round(r.durationMs), r.rerun, run.origin,
+        run.learner,
+        r.stage,
+        r.slug,
+        r.seed,
+        run.gradedAt,
+        run.outcome,
+        run.reason,
+        r.score,
+        r.maxScore,
+        Math.round(r.durationMs),
+        r.rerun,
+        run.origin,
       )
       const id = Number(lastInsertRowid)
       r.checks.forEach((c, i) => insertCheck.run(id, i, c.id, c.stage, c.title, c.status, c.points, c.maxPoints, c.message))

@@ -62,7 +62,20 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
   const ownServer = existsSync(join(o.checkout, CHECKOUT_SERVER_SCRIPT)) ? ['--server', `sh ${CHECKOUT_SERVER_SCRIPT}`] : []
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', CLI, String(o.stage.number), '--dir', o.checkout, ...ownServer, '--seed', String(o.seed), o.sandbox ? '--sandbox' : '--no-sandbox', '--json-fd', '3'],
+    [
+      '--import',
+      'tsx',
+      CLI,
+      String(o.stage.number),
+      '--dir',
+      o.checkout,
+      ...ownServer,
+      '--seed',
+      String(o.seed),
+      o.sandbox ? '--sandbox' : '--no-sandbox',
+      '--json-fd',
+      '3',
+    ],
     {
       cwd: repoRoot,
       detached: true, // a process group of its own, killed as a whole at the time limit
@@ -85,9 +98,7 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
   child.stderr!.on('data', keep)
   const resultChunks: Buffer[] = []
   child.stdio[3]!.on('data', (chunk: Buffer) => resultChunks.push(chunk))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-    child.once('exit', (code, signal) => done({ code, signal })),
-  )
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once('exit', (code, signal) => done({ code, signal })))
   // Output may trail the exit a little; a stray holding the pipe must not stall us.
   const drained = new Promise((done) => child.once('close', done))
   // Only the child holds its end of fd 3: it closes when the child exits.

@@ -24,9 +24,16 @@ export function renderCsv(s: Summary): string {
     l.maxTotal,
     l.maxTotal ? Math.round((l.total / l.maxTotal) * 1000) / 10 : 0,
     l.outcome,
-    l.stages.map((p) => p.run.gradedAt).sort().at(-1) ?? '',
-    notPassed(l).map((p) => p.stage).join(' '),
-    notPassed(l).map((p) => p.run.rerun).join(' ; '),
+    l.stages
+      .map((p) => p.run.gradedAt)
+      .sort()
+      .at(-1) ?? '',
+    notPassed(l)
+      .map((p) => p.stage)
+      .join(' '),
+    notPassed(l)
+      .map((p) => p.run.rerun)
+      .join(' ; '),
     ...l.checks.map((c) => c?.points ?? ''),
   ])
   // Folder names are learner-controlled: a name like =HYPERLINK(...) must stay text in a spreadsheet.

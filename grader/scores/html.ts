@@ -123,8 +123,13 @@ function learnerTable(s: Summary): string {
         })
         .join('')
       const unfinished = l.stages.filter((p) => p.run.outcome !== 'graded')
-      const outcome = unfinished.length === 0 ? '' : ` <span class="ko" title="${escapeHtml(unfinished.map((p) => `stage ${p.stage}: ${p.run.reason}`).join('\n'))}">(${escapeHtml(l.outcome)})</span>`
-      const reruns = notPassed(l).map((p) => `<code>${escapeHtml(p.run.rerun)}</code>`).join('<br>')
+      const outcome =
+        unfinished.length === 0
+          ? ''
+          : ` <span class="ko" title="${escapeHtml(unfinished.map((p) => `stage ${p.stage}: ${p.run.reason}`).join('\n'))}">(${escapeHtml(l.outcome)})</span>`
+      const reruns = notPassed(l)
+        .map((p) => `<code>${escapeHtml(p.run.rerun)}</code>`)
+        .join('<br>')
       return `<tr><td>${i + 1}</td><td class="learner">${escapeHtml(l.learner)}${outcome}</td>${stages}<td><b>${l.total}/${l.maxTotal}</b></td><td class="left">${reruns}</td></tr>`
     })
     .join('\n')

@@ -65,14 +65,16 @@ export function summarize(runs: StoredRun[]): Summary {
         const run = theirs.find((r) => r.stage === stage)
         if (!run) return []
         const mine = own(run)
-        return [{
-          stage,
-          points: sum(mine.map((c) => c.points)),
-          maxPoints: sum(mine.map((c) => c.maxPoints)),
-          passedAll: mine.length > 0 && mine.every((c) => c.status === 'pass'),
-          regressionFailed: run.checks.filter((c) => c.stage !== stage && c.status !== 'pass').length,
-          run,
-        }]
+        return [
+          {
+            stage,
+            points: sum(mine.map((c) => c.points)),
+            maxPoints: sum(mine.map((c) => c.maxPoints)),
+            passedAll: mine.length > 0 && mine.every((c) => c.status === 'pass'),
+            regressionFailed: run.checks.filter((c) => c.stage !== stage && c.status !== 'pass').length,
+            run,
+          },
+        ]
       })
       const outcome = (['grader failed', 'time limit'] as const).find((o) => theirs.some((r) => r.outcome === o)) ?? 'graded'
       return {
@@ -89,7 +91,13 @@ export function summarize(runs: StoredRun[]): Summary {
   const checkStats = checks.map((column, i): CheckStat => {
     const results = learners.flatMap((l) => (l.checks[i] ? [l.checks[i]!] : []))
     const passed = results.filter((r) => r.status === 'pass').length
-    return { ...column, graded: results.length, passed, rate: results.length ? passed / results.length : 0, commonReason: mostCommon(results.filter((r) => r.status !== 'pass').map((r) => r.message.split('\n')[0]!)) }
+    return {
+      ...column,
+      graded: results.length,
+      passed,
+      rate: results.length ? passed / results.length : 0,
+      commonReason: mostCommon(results.filter((r) => r.status !== 'pass').map((r) => r.message.split('\n')[0]!)),
+    }
   })
   const stageStats = stages.map((stage): StageStat => {
     const rows = learners.flatMap((l) => l.stages.filter((s) => s.stage === stage))
@@ -121,8 +129,7 @@ export function mostFailed(summary: Summary, count = 5): CheckStat[] {
 function orderedChecks(runs: Array<Pick<StoredRun, 'checks'>>): CheckColumn[] {
   const seen = new Map<string, CheckColumn>()
   for (const run of runs)
-    for (const c of run.checks)
-      if (!seen.has(key(c))) seen.set(key(c), { id: c.id, stage: c.stage, title: c.title, maxPoints: c.maxPoints })
+    for (const c of run.checks) if (!seen.has(key(c))) seen.set(key(c), { id: c.id, stage: c.stage, title: c.title, maxPoints: c.maxPoints })
   const firstSeen = [...seen.keys()]
   const position = (c: CheckColumn) => {
     const i = course.stages.find((s) => s.number === c.stage)?.checks.indexOf(c.id) ?? -1

@@ -10,7 +10,10 @@ const pct = (rate: number) => `${Math.round(rate * 100)}%`
 export function renderText(s: Summary, store: string): string {
   const out: string[] = []
   const n = s.learners.length
-  out.push(chalk.bold(`Scores · ${n} learner${n === 1 ? '' : 's'} · stage k: the latest grade of their stage-k folder, stage k's own checks`) + chalk.dim(`  (${store})`))
+  out.push(
+    chalk.bold(`Scores · ${n} learner${n === 1 ? '' : 's'} · stage k: the latest grade of their stage-k folder, stage k's own checks`) +
+      chalk.dim(`  (${store})`),
+  )
   if (n === 0) {
     out.push('No runs yet: grade a class with `npm run grade -- <stage> --roster DIR` or import CI results.')
     return out.join('\n')
@@ -25,11 +28,21 @@ export function renderText(s: Summary, store: string): string {
       const p = l.stages.find((x) => x.stage === st)
       return cell(p ? `${p.points}/${p.maxPoints}${cellMark(p)}` : '—')
     })
-    const flag = l.outcome === 'graded' ? '' : chalk.yellow(`  (${l.stages.filter((p) => p.run.outcome !== 'graded').map((p) => `stage ${p.stage}: ${p.run.outcome}`).join(', ')})`)
-    out.push(`${String(i + 1).padStart(2)}  ${l.learner.padEnd(nameWidth)} ${stages.join('')}${cell(`${l.total}/${l.maxTotal}`)} ${pct(l.maxTotal ? l.total / l.maxTotal : 0).padStart(6)}${flag}`)
+    const flag =
+      l.outcome === 'graded'
+        ? ''
+        : chalk.yellow(
+            `  (${l.stages
+              .filter((p) => p.run.outcome !== 'graded')
+              .map((p) => `stage ${p.stage}: ${p.run.outcome}`)
+              .join(', ')})`,
+          )
+    out.push(
+      `${String(i + 1).padStart(2)}  ${l.learner.padEnd(nameWidth)} ${stages.join('')}${cell(`${l.total}/${l.maxTotal}`)} ${pct(l.maxTotal ? l.total / l.maxTotal : 0).padStart(6)}${flag}`,
+    )
   })
 
-  out.push(chalk.dim('  * the stage\'s own checks pass, but earlier stages\' checks (regression) fail on that folder   T time limit   ! grader failed'))
+  out.push(chalk.dim("  * the stage's own checks pass, but earlier stages' checks (regression) fail on that folder   T time limit   ! grader failed"))
 
   // Pass or fail per check; the columns are the learners, numbered as above.
   const labels = s.checks.map((c) => `${c.id} (${c.maxPoints} pt)`)
@@ -52,14 +65,18 @@ export function renderText(s: Summary, store: string): string {
   out.push('', chalk.bold('Failed most'))
   if (failing.length === 0) out.push('  every graded check passes for every learner')
   for (const c of failing)
-    out.push(`  ${pct(c.rate).padStart(4)} pass  ${c.id} (stage ${c.stage})${chalk.dim(`  ${c.graded - c.passed} failing, most often: ${clip(c.commonReason)}`)}`)
+    out.push(
+      `  ${pct(c.rate).padStart(4)} pass  ${c.id} (stage ${c.stage})${chalk.dim(`  ${c.graded - c.passed} failing, most often: ${clip(c.commonReason)}`)}`,
+    )
 
   out.push('', chalk.bold('Stages not passed, and how to rerun them'))
   s.learners.forEach((l, i) => {
     const open = notPassed(l)
     if (open.length === 0) out.push(`${String(i + 1).padStart(2)}  ${l.learner.padEnd(nameWidth)} every graded stage passes`)
     for (const p of open)
-      out.push(`${String(i + 1).padStart(2)}  ${l.learner.padEnd(nameWidth)} stage ${p.stage} seed ${String(p.run.seed).padEnd(8)} ${chalk.dim(p.run.gradedAt)}  ${p.run.rerun}`)
+      out.push(
+        `${String(i + 1).padStart(2)}  ${l.learner.padEnd(nameWidth)} stage ${p.stage} seed ${String(p.run.seed).padEnd(8)} ${chalk.dim(p.run.gradedAt)}  ${p.run.rerun}`,
+      )
   })
   return out.join('\n')
 }

@@ -68,7 +68,10 @@ export function stageSuite(stage: number, { seeds, mutants, starterPasses = [] }
     it.for(mutants)('mutant $id fails its check on every seed', async (mutant) => {
       for (const seed of seeds) {
         const r = await jobs.get(`${mutant.id} ${seed}`)!
-        expect(r.checks.map((c) => [c.id, c.passed]), `${mutant.id}: ${r.rerun}`).toEqual([[mutant.mustFail, false]])
+        expect(
+          r.checks.map((c) => [c.id, c.passed]),
+          `${mutant.id}: ${r.rerun}`,
+        ).toEqual([[mutant.mustFail, false]])
       }
     })
   })
