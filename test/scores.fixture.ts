@@ -20,22 +20,24 @@ export const CHECKS = [
 export type CheckId = (typeof CHECKS)[number]['id']
 
 /** A result of grading `stage` (2 unless said) in which every check passes except those in `marks`. */
-export function result(seed: number, marks: Partial<Record<CheckId, Mark>> = {}, stage = 2): GradeSummary {
+export function result(seed: number, marks: Partial<Record<CheckId, Mark | 'skipped'>> = {}, stage = 2): GradeSummary {
   // The grader runs the graded stage first, then the earlier ones.
   const checks = CHECKS.filter((c) => c.stage <= stage)
     .sort((a, b) => b.stage - a.stage)
     .map((c) => {
       const status = marks[c.id] ?? 'pass'
-      const passed = status === 'pass'
+      const passed = status === 'pass' || status === 'skipped'
+      // A skipped check is worth 0 of 0, as the grader records it.
+      const maxPoints = status === 'skipped' ? 0 : c.points
       return {
         id: c.id,
         stage: c.stage,
         title: `the ${c.id} check`,
         passed,
         status,
-        points: passed ? c.points : 0,
-        maxPoints: c.points,
-        message: passed ? '' : `${c.id} went wrong (${status})`,
+        points: status === 'pass' ? c.points : 0,
+        maxPoints,
+        message: status === 'pass' ? '' : `${c.id} went wrong (${status})`,
       }
     })
   const score = checks.reduce((s, c) => s + c.points, 0)

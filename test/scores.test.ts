@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { repoRoot } from '#harness/paths.ts'
 import { DuplicateRunError, ResultsStore } from '#grader/roster/store.ts'
+import { notPassed, summarize } from '#grader/scores/summary.ts'
 import { CHECKS, CLASS, result } from './scores.fixture.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
@@ -84,6 +85,30 @@ describe('the results store', () => {
     expect(() => store.record({ learner: 'ada', gradedAt: at(1), outcome: 'graded', reason: '', origin: 'again', result: first })).toThrow(DuplicateRunError)
     expect(store.runCount()).toBe(3)
     store.close()
+  })
+})
+
+describe('summarize', () => {
+  it('counts a skipped check (a --server grade) as neither a pass nor a failure', () => {
+    const store = new ResultsStore(join(scratch('skipped'), 'grades.sqlite'))
+    store.record({
+      learner: 'py',
+      gradedAt: at(1),
+      outcome: 'graded',
+      reason: '',
+      origin: 'test',
+      result: result(1, { reserialized: 'skipped', basics: 'skipped' }),
+    })
+    store.record({ learner: 'ts', gradedAt: at(2), outcome: 'graded', reason: '', origin: 'test', result: result(2, { reserialized: 'fail' }) })
+    const summary = summarize(store.latestRuns())
+    store.close()
+    const py = summary.learners.find((l) => l.learner === 'py')!
+    expect(py.stages[0]).toMatchObject({ stage: 2, passedAll: true, regressionFailed: 0 })
+    expect(notPassed(py)).toEqual([])
+    const stat = (id: string) => summary.checkStats.find((c) => c.id === id)!
+    expect(stat('reserialized')).toMatchObject({ graded: 1, passed: 0 })
+    expect(stat('payload-changed')).toMatchObject({ graded: 2, passed: 2 })
+    expect(summary.stageStats.find((s) => s.stage === 2)).toMatchObject({ graded: 2, passedAll: 1 })
   })
 })
 

@@ -70,8 +70,8 @@ export function summarize(runs: StoredRun[]): Summary {
             stage,
             points: sum(mine.map((c) => c.points)),
             maxPoints: sum(mine.map((c) => c.maxPoints)),
-            passedAll: mine.length > 0 && mine.every((c) => c.status === 'pass'),
-            regressionFailed: run.checks.filter((c) => c.stage !== stage && c.status !== 'pass').length,
+            passedAll: mine.some(passed) && mine.every((c) => passed(c) || skipped(c)),
+            regressionFailed: run.checks.filter((c) => c.stage !== stage && !passed(c) && !skipped(c)).length,
             run,
           },
         ]
@@ -89,14 +89,15 @@ export function summarize(runs: StoredRun[]): Summary {
     .sort((a, b) => b.total - a.total || (a.learner < b.learner ? -1 : a.learner > b.learner ? 1 : 0))
 
   const checkStats = checks.map((column, i): CheckStat => {
-    const results = learners.flatMap((l) => (l.checks[i] ? [l.checks[i]!] : []))
-    const passed = results.filter((r) => r.status === 'pass').length
+    // A skipped check (a --server grade that cannot take it) was not graded: it counts neither way.
+    const results = learners.flatMap((l) => (l.checks[i] && !skipped(l.checks[i]) ? [l.checks[i]!] : []))
+    const passes = results.filter(passed).length
     return {
       ...column,
       graded: results.length,
-      passed,
-      rate: results.length ? passed / results.length : 0,
-      commonReason: mostCommon(results.filter((r) => r.status !== 'pass').map((r) => r.message.split('\n')[0]!)),
+      passed: passes,
+      rate: results.length ? passes / results.length : 0,
+      commonReason: mostCommon(results.filter((r) => !passed(r)).map((r) => r.message.split('\n')[0]!)),
     }
   })
   const stageStats = stages.map((stage): StageStat => {
@@ -107,6 +108,10 @@ export function summarize(runs: StoredRun[]): Summary {
   })
   return { checks, stages, learners, checkStats, stageStats }
 }
+
+const passed = (c: StoredCheck) => c.status === 'pass'
+/** Skipped by a --server grade (the check needs the SQLite file or the stage's TypeScript): neither pass nor failure. */
+const skipped = (c: StoredCheck) => c.status === 'skipped'
 
 /** A learner's stages that are not clean passes (own checks, regression, or the run itself), with their reruns. */
 export function notPassed(row: LearnerRow): StagePoints[] {
