@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { repoRoot } from '#harness/paths.ts'
 import { DuplicateRunError, ResultsStore } from '#grader/roster/store.ts'
@@ -85,6 +86,35 @@ describe('the results store', () => {
     expect(() => store.record({ learner: 'ada', gradedAt: at(1), outcome: 'graded', reason: '', origin: 'again', result: first })).toThrow(DuplicateRunError)
     expect(store.runCount()).toBe(3)
     store.close()
+  })
+})
+
+describe('a store made before --server grading', () => {
+  it('takes skipped results once opened, and keeps its old rows', () => {
+    const path = join(scratch('old-store'), 'grades.sqlite')
+    const old = new ResultsStore(path)
+    old.record({ learner: 'ada', gradedAt: at(1), outcome: 'graded', reason: '', origin: 'test', result: result(1, { basics: 'fail' }) })
+    old.close()
+    // Put back the CHECK such a store was made with (no 'skipped').
+    const db = new Database(path)
+    const sql = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'check_results'").pluck().get() as string
+    db.unsafeMode(true)
+    db.pragma('writable_schema = ON')
+    db.prepare("UPDATE sqlite_master SET sql = ? WHERE name = 'check_results'").run(sql.replace(", 'skipped'", ''))
+    db.pragma('writable_schema = OFF')
+    db.pragma('user_version = 1')
+    db.close()
+    const reopened = new Database(path)
+    expect(() => reopened.prepare("INSERT INTO check_results VALUES (1, 99, 'x', 0, 'x', 'skipped', 0, 0, '')").run()).toThrow(/CHECK/)
+    reopened.close()
+
+    const store = new ResultsStore(path)
+    store.record({ learner: 'py', gradedAt: at(2), outcome: 'graded', reason: '', origin: 'test', result: result(2, { reserialized: 'skipped' }) })
+    const runs = store.latestRuns()
+    store.close()
+    expect(runs.map((r) => r.learner).sort()).toEqual(['ada', 'py'])
+    expect(runs.find((r) => r.learner === 'ada')!.checks.find((c) => c.id === 'basics')!.status).toBe('fail')
+    expect(runs.find((r) => r.learner === 'py')!.checks.find((c) => c.id === 'reserialized')!.status).toBe('skipped')
   })
 })
 

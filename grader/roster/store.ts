@@ -84,6 +84,21 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS runs_by_learner_stage ON runs (learner, stage, graded_at);
 `
 
+/**
+ * A store made before `--server` grading (user_version 1) has a CHECK that
+ * refuses 'skipped': SQLite cannot alter a CHECK, so the table is rebuilt
+ * once, keeping every row.
+ */
+function widenStatusCheck(db: Database.Database): void {
+  const sql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'check_results'").pluck().get() as string | undefined
+  if (!sql || sql.includes("'skipped'")) return
+  db.transaction(() => {
+    db.exec('ALTER TABLE check_results RENAME TO check_results_v1')
+    db.exec(SCHEMA)
+    db.exec('INSERT INTO check_results SELECT * FROM check_results_v1; DROP TABLE check_results_v1')
+  })()
+}
+
 export class DuplicateRunError extends Error {}
 
 export class ResultsStore {
@@ -94,8 +109,9 @@ export class ResultsStore {
     this.db = new Database(path)
     this.db.pragma('busy_timeout = 5000')
     this.db.pragma('foreign_keys = ON')
+    widenStatusCheck(this.db)
     this.db.exec(SCHEMA)
-    this.db.pragma('user_version = 1')
+    this.db.pragma('user_version = 2')
   }
 
   /** Adds one run with its checks; a run already in the store raises DuplicateRunError. */
