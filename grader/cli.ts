@@ -73,7 +73,7 @@ async function main(): Promise<number> {
     return values.help ? 0 : 2
   }
   const stage = wanted === 'all' ? undefined : findStage(wanted)
-  if (values.solution && (values.dir || values.server)) throw new UsageError('--solution excludes --dir and --server')
+  if (values.solution && (values.dir || values.server)) throw new UsageError('--solution and --dir (or --server) exclude each other')
   // With --server, --dir is only the folder it runs in (a roster's checkout with a lab-server.sh).
   const server = values.server === undefined ? undefined : parseServerCommand(values.server, resolve(values.dir ?? process.cwd()))
   if (values.dir && !server && !existsSync(resolve(values.dir, 'stages')))
