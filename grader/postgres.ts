@@ -10,7 +10,7 @@
 // on exit and Ctrl-C) and killed by the kernel if the grader itself dies.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { chownSync, cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { arch, platform, tmpdir, userInfo } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -24,6 +24,8 @@ export type PgServer = {
   kind: 'embedded' | 'external'
   /** How long initdb + start took (0 for an external server). */
   startMs: number
+  /** The embedded server's Unix socket folder: the grader's sandbox has no network, so banks connect here. */
+  socketDir?: string
   createDatabase(): Promise<PgDatabase>
   stop(): Promise<void>
 }
@@ -117,7 +119,12 @@ async function embeddedServer(): Promise<PgServer> {
   const dir = mkdtempSync(join(tmpdir(), 'idem-pg-'))
   const forget = onCleanup(() => rmSync(dir, { recursive: true, force: true }))
   const data = join(dir, 'data')
-  if (asRoot()) chownSync(dir, NOBODY, NOBODY)
+  const socketDir = join(dir, 'socket')
+  mkdirSync(socketDir)
+  // Others may pass through to the socket (a sandboxed bank has no capabilities to override modes).
+  chmodSync(dir, 0o755)
+  chmodSync(socketDir, 0o755)
+  if (asRoot()) for (const d of [dir, socketDir]) chownSync(d, NOBODY, NOBODY)
   const env = childEnv({ LC_ALL: 'C', TZ: 'UTC' })
 
   const init = run([...launcher(), initdb, `--pgdata=${data}`, '--auth=trust', '--username=postgres', '--no-sync', '--encoding=UTF8', '--locale=C'], { env })
@@ -128,7 +135,7 @@ async function embeddedServer(): Promise<PgServer> {
   if (code !== 0) throw new Error(`initdb failed (${code}): ${initErr.slice(-2000)}`)
 
   const port = await freePort()
-  // A throw-away cluster: durability settings off, TCP on loopback only, no Unix socket.
+  // A throw-away cluster: durability settings off; TCP on loopback only, and a Unix socket for sandboxed banks.
   const server = run(
     [
       ...launcher(),
@@ -136,7 +143,7 @@ async function embeddedServer(): Promise<PgServer> {
       '-D', data,
       '-p', String(port),
       '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
+      '-c', `unix_socket_directories=${socketDir}`,
       '-c', 'fsync=off',
       '-c', 'synchronous_commit=off',
       '-c', 'full_page_writes=off',
@@ -147,13 +154,14 @@ async function embeddedServer(): Promise<PgServer> {
   track(server, 5_000)
   let log = ''
   server.stderr?.on('data', (chunk: Buffer) => (log = (log + chunk).slice(-4000)))
-  const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`
+  const adminUrl = `postgres://postgres@localhost:${port}/postgres?host=${encodeURIComponent(socketDir)}`
   await waitReady(adminUrl, server, () => log)
   const startMs = Math.round(performance.now() - started)
 
   return {
     kind: 'embedded',
     startMs,
+    socketDir,
     ...databaseHost(adminUrl),
     async stop() {
       if (server.exitCode === null && server.signalCode === null) {
@@ -191,5 +199,27 @@ async function waitReady(url: string, server: ChildProcess, log: () => string): 
       if (Date.now() > deadline) throw new Error(`postgres did not start in 60 s: ${String(error)}\n${log()}`)
       await sleep(50)
     }
+  }
+}
+
+/**
+ * A grade's databases: one per database file the runner hands out (the shared
+ * instance's, or a check's fresh one), created on first use, so instances
+ * started on "the same database" share one; all dropped, and the server
+ * stopped, by dispose().
+ */
+export function databasesPerPath(server: PgServer) {
+  const made = new Map<string, Promise<PgDatabase>>()
+  return {
+    server,
+    async envFor(dbPath: string): Promise<Record<string, string>> {
+      let database = made.get(dbPath)
+      if (!database) made.set(dbPath, (database = server.createDatabase()))
+      return { LAB_DATABASE_URL: (await database).url }
+    },
+    async dispose(): Promise<void> {
+      for (const database of made.values()) await (await database).drop().catch(() => undefined)
+      await server.stop()
+    },
   }
 }

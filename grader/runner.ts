@@ -13,6 +13,8 @@ import { keepServer, type KeptServer } from './keep.ts'
 import { sandboxExports } from './learnerCode.ts'
 import { Rng } from './rng.ts'
 import { stageSandbox } from './sandbox.ts'
+import { SQLITE_ONLY_CHECKS } from './checks/stage6.ts'
+import { databasesPerPath, startPostgres } from './postgres.ts'
 import { ServerProcess, ServerStartError } from './spawnServer.ts'
 import { failedToStart, notRun } from './startFailure.ts'
 import { describeSource, Workspace, type Source } from './workspace.ts'
@@ -100,16 +102,20 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
   let kept: KeptServer | undefined
   const stopEarly = options.stopAtFirstFailure || options.keep
 
+  // A stage on PostgreSQL (6): one server for the grade, a database per database file.
+  const pg = graded.database === 'postgres' ? databasesPerPath(await startPostgres()) : undefined
+  if (pg && options.sandbox && !pg.server.socketDir)
+    throw new Error('the sandbox has no network, so it cannot reach LAB_DATABASE_URL: grade with --no-sandbox')
   const sandbox = options.sandbox
-    ? { ...stageSandbox(graded, [workspace.stageDir(graded)], [workspace.tmp]), tmp: options.sandboxTmp }
+    ? { ...stageSandbox(graded, [workspace.stageDir(graded)], [workspace.tmp, ...(pg?.server.socketDir ? [pg.server.socketDir] : [])]), tmp: options.sandboxTmp }
     : undefined
   sandboxExports(options.sandbox ? { dataDir: workspace.tmp, tmp: options.sandboxTmp } : undefined)
-  const newServer = (dbPath: string, env: Record<string, string> = {}) =>
+  const newServer = async (dbPath: string, env: Record<string, string> = {}) =>
     new ServerProcess({
       stageDir: workspace.stageDir(graded),
       dbPath,
       adminToken,
-      env,
+      env: { ...(await pg?.envFor(dbPath)), ...env },
       entry: options.entry,
       startTimeoutMs: options.startTimeoutMs,
       // The sandbox leaves solutions/ out altogether; without one, Node's permission model keeps it unreadable.
@@ -124,6 +130,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
     grading: for (const stage of order) {
       for (const check of checksFor(stage.number)) {
         if (options.only && !options.only.includes(check.id)) continue
+        if (pg && SQLITE_ONLY_CHECKS.has(check.id)) continue
         options.onCheckStart?.(check, stage)
         let result: CheckResult
         if (copied) result = refused(check, stage, copied, graded.number)
@@ -132,8 +139,8 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
           // One shared server for all checks; started again if a check killed it.
           let startError: string | undefined
           if (!shared?.alive) {
-            shared = newServer(defaultDb)
             try {
+              shared = await newServer(defaultDb)
               await shared.start()
               serverStartMs ||= shared.lastStartMs
             } catch (error) {
@@ -159,6 +166,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
     } else {
       await shared?.stop()
       workspace.dispose()
+      await pg?.dispose()
     }
   }
 
@@ -209,7 +217,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
         return workspace.stageDir(stage)
       },
       async startServer(opts: StartOptions = {}) {
-        const instance = newServer(opts.sameDatabase ? defaultDb : workspace.newDbPath(), opts.env)
+        const instance = await newServer(opts.sameDatabase ? defaultDb : workspace.newDbPath(), opts.env)
         extra.push(instance)
         await instance.start()
         return new BankClient(instance, http, adminToken)
