@@ -33,6 +33,8 @@ export type PgServer = {
 /** PostgreSQL refuses to run as root; as root we run it as `nobody`, who exists on every Linux. */
 const NOBODY = 65534
 const asRoot = () => platform() !== 'win32' && userInfo().uid === 0
+/** Where the cluster lives: as root, under /tmp, which `nobody` can always reach (a TMPDIR may be private to root). */
+const baseDir = () => (asRoot() ? '/tmp' : tmpdir())
 
 let databases = 0
 const newDatabaseName = () => `lab_${process.pid}_${Date.now().toString(36)}_${++databases}`
@@ -79,7 +81,7 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
   // reachable, so then they are copied once to a folder everyone can read.
   if (runsAsNobody(postgres)) return { initdb, postgres }
   const native = dirname(dirname(postgres))
-  const copy = join(tmpdir(), `idem-lab-pg-${arch()}-${native.length}`)
+  const copy = join(baseDir(), `idem-lab-pg-${arch()}-${native.length}`)
   if (!existsSync(join(copy, 'bin', 'postgres'))) cpSync(native, copy, { recursive: true })
   return { initdb: join(copy, 'bin', 'initdb'), postgres: join(copy, 'bin', 'postgres') }
 }
@@ -116,7 +118,7 @@ function run(command: string[], opts: { env: Record<string, string> }): ChildPro
 async function embeddedServer(): Promise<PgServer> {
   const started = performance.now()
   const { initdb, postgres } = await binaries()
-  const dir = mkdtempSync(join(tmpdir(), 'idem-pg-'))
+  const dir = mkdtempSync(join(baseDir(), 'idem-pg-'))
   const forget = onCleanup(() => rmSync(dir, { recursive: true, force: true }))
   const data = join(dir, 'data')
   const socketDir = join(dir, 'socket')
