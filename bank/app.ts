@@ -15,7 +15,7 @@ import { HttpProblem, jsonOutcome, problem, writeOutcome as send, type Outcome }
 import { requestLog } from './requestLog.ts'
 import { CoreUpdate, DepositBody, NewAccount, NewClient, TransferBody } from './schemas.ts'
 
-function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+export function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   const result = schema.safeParse(body)
   if (result.success) return result.data
   const errors = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }))
@@ -24,6 +24,14 @@ function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
       members: { errors },
     }),
   )
+}
+
+// HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own check would answer it
+// without a problem body, so the server turns that check off (httpServer.ts) and this one answers.
+export function requireHost(req: Request, _res: Response, next: NextFunction) {
+  if (req.httpVersion === '1.1' && req.headers.host === undefined)
+    throw new HttpProblem(problem(400, 'bad-request', 'Bad request', 'An HTTP/1.1 request needs a Host header.'))
+  next()
 }
 
 export function createApp(db: Db, config: Config, layer: Layer) {
@@ -36,13 +44,7 @@ export function createApp(db: Db, config: Config, layer: Layer) {
   const client = requireClient(db)
   const admin = requireAdmin(config.adminToken)
 
-  // HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own check would answer it
-  // without a problem body, so the server turns that check off (httpServer.ts) and this one answers.
-  app.use((req: Request, _res: Response, next: NextFunction) => {
-    if (req.httpVersion === '1.1' && req.headers.host === undefined)
-      throw new HttpProblem(problem(400, 'bad-request', 'Bad request', 'An HTTP/1.1 request needs a Host header.'))
-    next()
-  })
+  app.use(requireHost)
   app.use(jsonBody(config.bodyLimit))
 
   app.get('/health', (_req, res) => send(res, jsonOutcome(200, { status: 'ok', pid: process.pid })))
@@ -161,7 +163,7 @@ export function createApp(db: Db, config: Config, layer: Layer) {
   return app
 }
 
-function toProblem(err: unknown): Outcome {
+export function toProblem(err: unknown): Outcome {
   if (err instanceof HttpProblem) return err.outcome
   const e = err as { type?: string; status?: number; message?: string }
   if (e.type === 'entity.parse.failed') return problem(400, 'malformed-json', 'Malformed JSON', 'The body is not valid JSON.')

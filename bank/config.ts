@@ -19,11 +19,12 @@ const schema = z.object({
   // How long a key is remembered after its first request (stage 5).
   LAB_KEY_TTL_MS: ms(24 * 60 * 60 * 1000),
   // Largest JSON body accepted, in bytes.
-  LAB_BODY_LIMIT: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(16 * 1024),
+  LAB_BODY_LIMIT: z.coerce.number().int().min(1).default(16 * 1024),
+  // Stage 6: a PostgreSQL URL instead of the SQLite file (bank/pg/), its pool
+  // size, and this instance's clock offset (the grader skews instances' clocks).
+  LAB_DATABASE_URL: z.string().optional(),
+  LAB_DB_POOL_MAX: z.coerce.number().int().min(1).default(10),
+  LAB_CLOCK_OFFSET_MS: z.coerce.number().int().default(0),
 })
 
 export type Config = {
@@ -36,6 +37,9 @@ export type Config = {
   leaseMs: number
   keyTtlMs: number
   bodyLimit: number
+  databaseUrl: string | undefined
+  poolMax: number
+  clockOffsetMs: number
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -50,5 +54,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     leaseMs: e.LAB_LEASE_MS,
     keyTtlMs: e.LAB_KEY_TTL_MS,
     bodyLimit: e.LAB_BODY_LIMIT,
+    databaseUrl: e.LAB_DATABASE_URL,
+    poolMax: e.LAB_DB_POOL_MAX,
+    clockOffsetMs: e.LAB_CLOCK_OFFSET_MS,
   }
 }

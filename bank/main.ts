@@ -11,10 +11,17 @@ import { createHttpServer } from './httpServer.ts'
 import type { CreateLayer } from './layer.ts'
 
 const config = loadConfig()
-const db = openDatabase(config.dbPath)
-const layerFile = pathToFileURL(resolve(config.stageDir, 'idempotency.ts')).href
-const { createLayer } = (await import(layerFile)) as { createLayer: CreateLayer }
-const app = createApp(db, config, createLayer({ db, config }))
+// LAB_DATABASE_URL: PostgreSQL (stage 6, bank/pg/); otherwise the SQLite file.
+const { app, close } = config.databaseUrl
+  ? await (await import('./pg/open.ts')).openPgBank(config, config.databaseUrl)
+  : await openSqliteBank()
+
+async function openSqliteBank() {
+  const db = openDatabase(config.dbPath)
+  const layerFile = pathToFileURL(resolve(config.stageDir, 'idempotency.ts')).href
+  const { createLayer } = (await import(layerFile)) as { createLayer: CreateLayer }
+  return { app: createApp(db, config, createLayer({ db, config })), close: () => db.close() }
+}
 
 // LAB_SOCKET: a Unix socket instead of a port, for the grader's sandbox, which has no network.
 const socket = process.env.LAB_SOCKET
@@ -28,7 +35,7 @@ const server = socket ? http.listen(socket, onListening) : http.listen(config.po
 
 function shutdown() {
   server.close(() => {
-    db.close()
+    close()
     process.exit(0)
   })
   server.closeIdleConnections()

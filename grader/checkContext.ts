@@ -57,7 +57,7 @@ export function makeCheckContext(run: Run, check: Check, stage: Stage, server: S
       return workspace.stageDir(stage)
     },
     async startServer(opts: StartOptions = {}) {
-      const instance = run.newServer(opts.sameDatabase ? defaultDb : workspace.newDbPath(), opts.env)
+      const instance = await run.newServer(opts.sameDatabase ? defaultDb : workspace.newDbPath(), opts.env)
       extra.push(instance)
       await instance.start()
       return new BankClient(instance, http, adminToken)

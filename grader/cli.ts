@@ -85,6 +85,8 @@ async function main(): Promise<number> {
   if (!Number.isSafeInteger(firstSeed)) throw new UsageError('--seed takes a whole number')
   const loop = loopGradeOptions(stage, values, values.json)
   if (loop.keep && repeat !== 1) throw new UsageError('--keep keeps one server: it excludes --repeat')
+  // Its PostgreSQL (embedded, or a database made on LAB_DATABASE_URL's server) ends with the grade.
+  if (loop.keep && stage?.database === 'postgres') throw new UsageError(`--keep keeps a SQLite file: stage ${stage.number}'s database ends with the grade`)
   if (values.roster) {
     if (values.solution || values.dir || server || repeat !== 1 || loop.partial || loop.keep)
       throw new UsageError('--roster excludes --solution, --dir, --server, --repeat, --only, --no-regression and --keep')

@@ -10,6 +10,7 @@ import { keepServer, type KeptServer } from './keep.ts'
 import { sandboxExports } from './learnerCode.ts'
 import { stageByNumber, type Stage } from '../harness/course.ts'
 import type { Exchange } from '../harness/http.ts'
+import { databasesPerPath, startPostgres, type GradeDatabases } from '../harness/postgres.ts'
 import { stageSandbox } from '../harness/sandbox.ts'
 import type { ServerCommand } from '../harness/serverCommand.ts'
 import { ServerProcess } from '../harness/spawnServer.ts'
@@ -52,7 +53,9 @@ export type Run = {
   defaultDb: string
   /** What the copied-answer scan looks at for the graded stage. */
   scanned: ScanTarget
-  newServer(dbPath: string, env?: Record<string, string>): ServerProcess
+  /** A stage on PostgreSQL (6): the grade's server, and a database per database file. */
+  pg?: GradeDatabases
+  newServer(dbPath: string, env?: Record<string, string>): Promise<ServerProcess>
   /** One shared server for all checks; started again if a check killed it. */
   shared?: ServerProcess
   serverStartMs: number
@@ -64,11 +67,18 @@ export type Run = {
   failedTrace?: Exchange[]
 }
 
-export function prepareRun(options: GradeOptions): Run {
+export async function prepareRun(options: GradeOptions): Promise<Run> {
   const graded = stageByNumber(options.stage)
+  const pg = graded.database === 'postgres' ? databasesPerPath(await startPostgres()) : undefined
+  if (pg && options.sandbox && !pg.server.socketDir) {
+    await pg.dispose()
+    throw new Error('the sandbox has no network, so it cannot reach LAB_DATABASE_URL: grade with --no-sandbox')
+  }
   const workspace = new Workspace(options.source ?? { kind: 'starter' })
   const adminToken = `adm_${randomBytes(16).toString('hex')}`
-  const sandbox = options.sandbox ? { ...stageSandbox(graded, [workspace.stageDir(graded)], [workspace.tmp]), tmp: options.sandboxTmp } : undefined
+  // The embedded PostgreSQL's socket folder is the one way out of the sandbox that a stage-6 bank has.
+  const writable = [workspace.tmp, ...(pg?.server.socketDir ? [pg.server.socketDir] : [])]
+  const sandbox = options.sandbox ? { ...stageSandbox(graded, [workspace.stageDir(graded)], writable), tmp: options.sandboxTmp } : undefined
   sandboxExports(options.sandbox ? { dataDir: workspace.tmp, tmp: options.sandboxTmp } : undefined)
   const scanned = workspace.scanTarget(graded)
   return {
@@ -78,19 +88,22 @@ export function prepareRun(options: GradeOptions): Run {
     adminToken,
     defaultDb: workspace.newDbPath(),
     scanned,
-    newServer: (dbPath, env = {}) =>
-      options.server
-        ? foreignServer(options, options.server, workspace, adminToken, dbPath, env)
+    pg,
+    newServer: async (dbPath, env = {}) => {
+      const fullEnv = { ...(await pg?.envFor(dbPath)), ...env }
+      return options.server
+        ? foreignServer(options, options.server, workspace, adminToken, dbPath, fullEnv)
         : new ServerProcess({
             stageDir: workspace.stageDir(graded),
             dbPath,
             adminToken,
-            env,
+            env: fullEnv,
             entry: options.entry,
             startTimeoutMs: options.startTimeoutMs,
             // The sandbox leaves solutions/ out altogether; without one, Node's permission model keeps it unreadable.
             ...(sandbox ? { sandbox } : { confineAsStage: graded.number }),
-          }),
+          })
+    },
     serverStartMs: 0,
     // Before any server starts: a folder that loads the answer scores nothing (a --server command loads none of ours).
     copied: options.server ? '' : describeRefusals(findCopiedAnswers(scanned)),
@@ -112,8 +125,8 @@ function foreignServer(options: GradeOptions, command: ServerCommand, workspace:
 
 /** Starts the shared server; returns why it did not start, if it did not. */
 export async function startShared(run: Run): Promise<string | undefined> {
-  run.shared = run.newServer(run.defaultDb)
   try {
+    run.shared = await run.newServer(run.defaultDb)
     await run.shared.start()
     run.serverStartMs ||= run.shared.lastStartMs
     return undefined
@@ -125,9 +138,10 @@ export async function startShared(run: Run): Promise<string | undefined> {
 }
 
 /** Stops the shared server and removes the folders, or with --keep leaves the first failure's server running. */
-export async function endRun({ options, failedTrace, shared, workspace, adminToken }: Run): Promise<KeptServer | undefined> {
+export async function endRun({ options, failedTrace, shared, workspace, adminToken, pg }: Run): Promise<KeptServer | undefined> {
   if (options.keep && failedTrace && shared?.alive) return keepServer(shared, workspace, adminToken, failedTrace)
   await shared?.stop()
   workspace.dispose()
+  await pg?.dispose()
   return undefined
 }

@@ -41,7 +41,7 @@ export function rerunCommand(stage: number, seed: number, source: Source = { kin
 
 export async function grade(options: GradeOptions): Promise<GradeResult> {
   const started = performance.now()
-  const run = prepareRun(options)
+  const run = await prepareRun(options)
   const results: CheckResult[] = []
   let kept: KeptServer | undefined
   try {
@@ -81,7 +81,8 @@ function checkOrder({ graded, options }: Run): Array<{ check: Check; stage: Stag
 
 /** Refused, not run, failed to start, or run against the shared server (started first if it is not up). */
 async function gradeCheck(run: Run, check: Check, stage: Stage): Promise<CheckResult> {
-  if (run.options.server && check.needs) return skipped(check, stage)
+  const skip = skipReason(run, check)
+  if (skip) return skipped(check, stage, skip)
   if (run.copied) return refused(check, stage, run.copied, run.graded.number)
   if (run.startFailedIn) return notRun(check, stage, run.startFailedIn)
   const startError = run.shared?.alive ? undefined : await startShared(run)
@@ -140,8 +141,16 @@ const NEEDS: Record<CheckNeeds, string> = {
   'learner-code': "it calls the stage's TypeScript",
 }
 
-/** A check a --server command cannot take (check.needs): no points, and not a failure. */
-function skipped(check: Check, stage: Stage): CheckResult {
+/** Why this grading's server cannot take the check, if it cannot (check.needs). */
+function skipReason({ options, pg, graded }: Run, check: Check): string | undefined {
+  if (!check.needs) return undefined
+  if (options.server) return `${NEEDS[check.needs]}, and a --server command offers only the HTTP contract`
+  if (pg && check.needs === 'sqlite-file') return `${NEEDS[check.needs]}, and stage ${graded.number} keeps its data in PostgreSQL`
+  return undefined
+}
+
+/** A check this grading's server cannot take: no points, and not a failure. */
+function skipped(check: Check, stage: Stage, why: string): CheckResult {
   return {
     id: check.id,
     stage: stage.number,
@@ -150,7 +159,7 @@ function skipped(check: Check, stage: Stage): CheckResult {
     status: 'skipped',
     points: 0,
     maxPoints: 0,
-    message: `skipped: ${NEEDS[check.needs!]}, and a --server command offers only the HTTP contract`,
+    message: `skipped: ${why}`,
     hint: check.hint,
     notes: [],
     durationMs: 0,

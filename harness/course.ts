@@ -16,6 +16,8 @@ export type Stage = {
   checks: string[]
   /** Sum of the points of the stage's checks. */
   points: number
+  /** Where the bank keeps its data: SQLite unless said otherwise (stage 6: 'postgres'). */
+  database?: 'postgres'
 }
 
 export type Course = { title: string; stages: Stage[] }

@@ -178,7 +178,8 @@ const suspectedDuplicates: Check = {
   points: 5,
   hint: 'Edit stages/00-unprotected/suspectedDuplicates.ts: flag each later row that repeats an earlier one within 60 s.',
   timeoutMs: 20_000,
-  needs: 'learner-code',
+  // It runs your query on the server's SQLite file, live ledger and all.
+  needs: 'sqlite-file',
   async run(ctx) {
     // The story first: a client that loses the responses sends the same
     // transfer three times. The payer holds enough for every attempt, so what

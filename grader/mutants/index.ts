@@ -7,5 +7,6 @@ import { stage2Mutants } from './stage2.ts'
 import { stage3Mutants } from './stage3.ts'
 import { stage4Mutants } from './stage4.ts'
 import { stage5Mutants } from './stage5.ts'
+import { stage6Mutants } from './stage6.ts'
 
-export const mutants: Mutant[] = [...stage0Mutants, ...stage1Mutants, ...stage2Mutants, ...stage3Mutants, ...stage4Mutants, ...stage5Mutants]
+export const mutants: Mutant[] = [...stage0Mutants, ...stage1Mutants, ...stage2Mutants, ...stage3Mutants, ...stage4Mutants, ...stage5Mutants, ...stage6Mutants]

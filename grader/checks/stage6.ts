@@ -1,0 +1,168 @@
+// Stage 6: the layer on PostgreSQL, for several instances at once.
+//
+// Every instance here is a separate bank process on one database of the
+// grade's PostgreSQL (harness/postgres.ts). Each check holds the cores shut
+// (heldBurst, holdInCore) so that what a layer lets through waits in a core
+// and what it turns away is answered: the verdicts never depend on timing.
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { BankClient } from '../../harness/bankClient.ts'
+import { expectEqual, expectProblem, fail, type Check, type CheckContext } from '../check.ts'
+import type { Reply } from '../../harness/http.ts'
+import { CLOCK_SLACK_MS, sleepUntil, timed } from './clock.ts'
+import { newRows, openParties } from './setup.ts'
+import { heldBurst } from './heldBurst.ts'
+import { expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
+import { expectReplayOf } from './replies.ts'
+
+/** `count` more instances of the graded stage on the default instance's database. */
+async function moreInstances(ctx: CheckContext, count: number, env: Record<string, string> = {}): Promise<BankClient[]> {
+  const banks: BankClient[] = []
+  for (let i = 0; i < count; i++) banks.push(await ctx.startServer({ sameDatabase: true, env }))
+  return banks
+}
+
+/** A duplicate turned away while the first request is in flight: 409 request-in-flight, nothing else. */
+function expectInFlight(reply: Reply, what: string): void {
+  expectProblem(reply, 409, `${what} must be answered 409 (in flight) while the first one holds the key`)
+  if (reply.json?.type !== '/problems/request-in-flight')
+    fail(`${what}: expected the request-in-flight problem`, { exchange: reply.exchange, expected: '/problems/request-in-flight', got: String(reply.json?.type) })
+}
+
+const threeInstances: Check = {
+  id: 'three-instances-execute-once',
+  title: 'Simultaneous duplicates spread over three instances on one database execute once',
+  points: 10,
+  hint: 'The claim must be visible to every instance before the core is called: commit it in its own short statement (INSERT … ON CONFLICT DO NOTHING RETURNING), not inside the money transaction, and never let a 23505 abort a transaction you still use.',
+  timeoutMs: 90_000,
+  async run(ctx) {
+    const banks = [ctx.bank, ...(await moreInstances(ctx, 2))]
+    const [a, b] = await openParties(ctx, 2)
+    const { body, key } = plan(ctx, a!, b!)
+    const before = await ctx.bank.ledger()
+    const copies = ctx.rng.int(6, 12)
+    // Round-robin, as a balancer would: copy i goes to instance i mod 3.
+    const groups = banks.map((bank, i) => ({
+      bank,
+      specs: Array.from({ length: copies }, (_, j) => j)
+        .filter((j) => j % banks.length === i)
+        .map(() => bank.postSpec(a!.customer, '/transfers', body, { key })),
+    }))
+    const { replies, reachedCore } = await heldBurst(groups)
+    if (reachedCore !== 1)
+      fail(`${copies} simultaneous copies of one request over 3 instances: ${reachedCore} reached the core, 1 may`, {
+        expected: '1 copy in the core, every other one answered 409',
+        got: `${reachedCore} in the core`,
+      })
+    const winner = replies.find((r) => r.status === 201)
+    for (const reply of replies) if (reply !== winner) expectInFlight(reply, 'a simultaneous copy')
+    await expectExactlyOnce(ctx.bank, before, body, winner)
+    // Every instance now answers the retry from the one stored response.
+    for (const bank of banks) expectReplayOf(winner!, await bank.send(bank.postSpec(a!.customer, '/transfers', body, { key })), 'a retry through another instance')
+  },
+}
+
+const LEASE_MS = 2_000
+
+const crashTakeover: Check = {
+  id: 'crash-then-takeover',
+  title: 'SIGKILL of the instance holding a claim: a retry through another instance waits for the lease, then executes exactly once',
+  points: 10,
+  hint: 'A crashed instance never completes or releases its claim: only its lease, measured by the database (now()), lets another instance take the key over, and only once it has run out.',
+  timeoutMs: 90_000,
+  async run(ctx) {
+    const env = { LAB_LEASE_MS: String(LEASE_MS) }
+    const [holder, other] = await moreInstances(ctx, 2, env)
+    const [a, b] = await openParties(ctx, 2)
+    const { body, key } = plan(ctx, a!, b!)
+    const before = await ctx.bank.ledger()
+    const claimed = await timed(async () => holdInCore(holder!, () => holder!.transfer(a!.customer, body, { key })))
+    await holder!.server.crash()
+    // Before the lease can have run out (it started after claimed.sentAt): another instance must refuse.
+    const early = await timed(() => other!.transfer(a!.customer, body, { key }))
+    if (early.answeredAt < claimed.sentAt + LEASE_MS - CLOCK_SLACK_MS) expectInFlight(early.reply, 'a retry before the crashed holder\'s lease ran out')
+    else ctx.note('the first retry came after the lease could have ended (slow machine): only the takeover was judged')
+    // After the lease has certainly run out (it began before claimed.answeredAt): the retry executes.
+    await sleepUntil(claimed.answeredAt + LEASE_MS + CLOCK_SLACK_MS)
+    const late = await other!.transfer(a!.customer, body, { key })
+    expectEqual(late.status, 201, 'a retry after the crashed holder\'s lease ran out must execute', late.exchange)
+    await expectExactlyOnce(ctx.bank, before, body, late)
+  },
+}
+
+/** Far apart enough that an instance's own clock would end the lease, and the key, at once. */
+const SKEW_MS = 30_000
+const SKEWED_LEASE_MS = 20_000
+const SKEWED_TTL_MS = 40_000
+
+const skewedClocks: Check = {
+  id: 'skewed-clocks',
+  title: 'Instances whose clocks are 60 s apart agree on leases and expiry, because the database decides',
+  points: 10,
+  hint: "Compute lease_until and expires_at, and compare them, with the database's now(): never with Date.now() of the instance, which may be tens of seconds off.",
+  timeoutMs: 90_000,
+  async run(ctx) {
+    const settings = { LAB_LEASE_MS: String(SKEWED_LEASE_MS), LAB_KEY_TTL_MS: String(SKEWED_TTL_MS) }
+    const [behind] = await moreInstances(ctx, 1, { ...settings, LAB_CLOCK_OFFSET_MS: String(-SKEW_MS) })
+    const [ahead] = await moreInstances(ctx, 1, { ...settings, LAB_CLOCK_OFFSET_MS: String(SKEW_MS) })
+    const [a, b] = await openParties(ctx, 2)
+    const { body, key } = plan(ctx, a!, b!)
+    const before = await ctx.bank.ledger()
+    const { reply } = await holdInCore(behind!, () => behind!.transfer(a!.customer, body, { key }))
+    try {
+      // The lease has 20 s to go by the database; the instance 30 s ahead must not see it as over.
+      expectInFlight(await ahead!.transfer(a!.customer, body, { key }), 'a duplicate through the instance 30 s ahead')
+    } finally {
+      await behind!.core({ hold: false })
+    }
+    const first = await reply
+    expectEqual(first.status, 201, 'the held transfer completes once its core is released', first.exchange)
+    // The key has 40 s to live by the database; to the instance 60 s ahead of its creator it must still be there.
+    expectReplayOf(first, await ahead!.transfer(a!.customer, body, { key }), 'a retry through the instance 30 s ahead')
+    await expectExactlyOnce(ctx.bank, before, body, first)
+  },
+}
+
+const POOL_MAX = 2
+const HELD = 4
+
+const smallPool: Check = {
+  id: 'small-pool-answers-duplicates',
+  title: `A pool of ${POOL_MAX} connections with ${HELD} transfers held in the core: duplicates still get 409 at once`,
+  points: 10,
+  hint: 'No transaction, and no pooled connection, may be held while op.execute() waits for the core: claim and commit first, then call the core, then open the money transaction.',
+  timeoutMs: 90_000,
+  async run(ctx) {
+    const [bank] = await moreInstances(ctx, 1, { LAB_DB_POOL_MAX: String(POOL_MAX) })
+    const parties = await openParties(ctx, 2)
+    const before = await bank!.ledger()
+    const intents = Array.from({ length: HELD }, () => plan(ctx, parties[0]!, parties[1]!))
+    await bank!.core({ hold: true })
+    try {
+      const firsts = intents.map(({ body, key }) => pending(bank!.transfer(parties[0]!.customer, body, { key })))
+      const deadline = Date.now() + 15_000
+      for (;;) {
+        const { inflight } = await bank!.core({})
+        if (inflight === HELD) break
+        if (Date.now() > deadline)
+          fail(`${HELD} transfers with distinct keys, core held, pool of ${POOL_MAX}: only ${inflight} reached the core; the others wait for a connection that the held ones keep`)
+        await sleep(25)
+      }
+      const answered = await Promise.race([
+        Promise.all(intents.map(({ body, key }) => bank!.transfer(parties[0]!.customer, body, { key }))),
+        sleep(10_000).then(() => undefined),
+      ])
+      if (!answered)
+        fail(`with ${HELD} transfers held in the core and a pool of ${POOL_MAX}, their duplicates got no answer in 10 s: the held requests keep the pool's connections`, {
+          expected: '409 for each duplicate, at once',
+        })
+      for (const reply of answered) expectInFlight(reply, 'a duplicate of a held transfer')
+      await bank!.core({ hold: false })
+      for (const reply of await Promise.all(firsts)) expectEqual(reply.status, 201, 'each held transfer completes once the core is released', reply.exchange)
+    } finally {
+      await bank!.core({ hold: false }).catch(() => undefined)
+    }
+    expectEqual(newRows(before, await bank!.ledger()).length, HELD, `${HELD} intents, ${HELD} ledger rows`)
+  },
+}
+
+export const stage6: Check[] = [threeInstances, crashTakeover, skewedClocks, smallPool]

