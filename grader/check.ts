@@ -1,6 +1,7 @@
 // What a check is. Each stage lists its checks as data (grader/checks/stageN.ts);
 // the runner (runner.ts) is generic.
 import type { BankClient } from '../harness/bankClient.ts'
+import type { Stage } from '../harness/course.ts'
 import { CheckFailure, type FailureDetails } from '../harness/failure.ts'
 import type { Exchange, Reply } from '../harness/http.ts'
 import type { Rng } from '../harness/rng.ts'
@@ -49,6 +50,11 @@ export type Check = {
   timeoutMs: number
   needs?: CheckNeeds
   run(ctx: CheckContext): Promise<void>
+}
+
+/** A stage on PostgreSQL has no SQLite file: a grade of it skips the checks that open one. */
+export function skippedOnDatabase(check: Check, graded: Stage): boolean {
+  return graded.database === 'postgres' && check.needs === 'sqlite-file'
 }
 
 export function fail(message: string, details: FailureDetails = {}): never {

@@ -65,16 +65,9 @@ export function printSummary(g: GradeResult) {
   const verdict = g.passed ? chalk.green.bold('PASSED') : chalk.red.bold('FAILED')
   console.log(`\n${verdict}  score ${g.score}/${g.maxScore} · ${ran.length - failed.length} of ${ran.length} checks · ${(g.durationMs / 1000).toFixed(1)} s`)
   console.log(`seed ${g.seed} · rerun: ${chalk.bold(g.rerun)}`)
-  const skipped = g.checks.filter((c) => c.status === 'skipped').length
-  if (skipped)
-    console.log(
-      chalk.dim(
-        `${skipped} check(s) skipped (they need more than the HTTP contract): ${g.checks
-          .filter((c) => c.status === 'skipped')
-          .map((c) => c.id)
-          .join(', ')}`,
-      ),
-    )
+  const skipped = g.checks.filter((c) => c.status === 'skipped')
+  // Each skipped check's line above says why (a --server command, or a stage on PostgreSQL).
+  if (skipped.length) console.log(chalk.dim(`${skipped.length} check(s) skipped, no points either way: ${skipped.map((c) => c.id).join(', ')}`))
   const notRun = g.checks.filter(isNotRun).length
   if (notRun) console.log(chalk.red(`the server did not start: ${notRun} other check(s) not run`))
   // A slow start is the machine, not the learner's code: said, never failed.

@@ -2,7 +2,7 @@
 // server processes. Generic: what to check lives in grader/checks/.
 import type { KeptServer } from './keep.ts'
 import { quote } from 'shell-quote'
-import type { Check, CheckNeeds } from './check.ts'
+import { skippedOnDatabase, type Check, type CheckNeeds } from './check.ts'
 import type { CheckResult } from './checkResult.ts'
 import { makeCheckContext } from './checkContext.ts'
 import { checkTimeLimit, TimeoutError } from './checkTimer.ts'
@@ -142,10 +142,10 @@ const NEEDS: Record<CheckNeeds, string> = {
 }
 
 /** Why this grading's server cannot take the check, if it cannot (check.needs). */
-function skipReason({ options, pg, graded }: Run, check: Check): string | undefined {
+function skipReason({ options, graded }: Run, check: Check): string | undefined {
   if (!check.needs) return undefined
   if (options.server) return `${NEEDS[check.needs]}, and a --server command offers only the HTTP contract`
-  if (pg && check.needs === 'sqlite-file') return `${NEEDS[check.needs]}, and stage ${graded.number} keeps its data in PostgreSQL`
+  if (skippedOnDatabase(check, graded)) return `${NEEDS[check.needs]}, and stage ${graded.number} keeps its data in PostgreSQL`
   return undefined
 }
 

@@ -17,16 +17,22 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { checksFor } from '../grader/checks/index.ts'
-import { course, type Stage } from '../harness/course.ts'
+import { skippedOnDatabase } from '../grader/check.ts'
+import { course, stageByNumber, type Stage } from '../harness/course.ts'
 import { repoRoot } from '../harness/paths.ts'
 
 export type GeneratedDoc = { path: string; render(text: string): string }
 
 const GENERATED_HEADERS = ['check', 'points', 'what it checks']
 
-/** The points of a stage-K grade: stage K's checks and every earlier stage's, as regression. */
+/** The points of a stage-K grade: stage K's checks and every earlier stage's, as regression (less those it skips). */
 export function cumulativePoints(stage: number): number {
-  return course.stages.filter((s) => s.number <= stage).reduce((sum, s) => sum + s.points, 0)
+  const graded = stageByNumber(stage)
+  return course.stages
+    .filter((s) => s.number <= stage)
+    .flatMap((s) => checksFor(s.number))
+    .filter((check) => !skippedOnDatabase(check, graded))
+    .reduce((sum, check) => sum + check.points, 0)
 }
 
 /** Replaces what lies between `<!-- name:begin -->` and `<!-- name:end -->`. */
@@ -69,7 +75,8 @@ function checksTable(stage: Stage, inner: string, path: string): string {
     return row([`\`${c.id}\``, String(c.points), title, ...proseColumns.map((h) => prose.get(c.id)?.get(h) ?? '')])
   })
   const earlier = cumulativePoints(stage.number) - stage.points
-  const regression = `; with the earlier stages' checks as regression a stage ${stage.number} grade is out of`
+  const whiteBox = stage.database === 'postgres' ? " (less the white-box checks, which need the SQLite file)" : ''
+  const regression = `; with the earlier stages' checks as regression${whiteBox} a stage ${stage.number} grade is out of`
   const total = `${checks.length} checks, ${stage.points} points` + (earlier > 0 ? `${regression} ${cumulativePoints(stage.number)}.` : '.')
   return [
     '',

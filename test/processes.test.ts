@@ -132,3 +132,30 @@ describe('Ctrl-C leaves no process, no temp folder and no overlay', () => {
     expect(await leftBehind(runTmp)).toEqual({ processes: [], tempFolders: [], overlays: [] })
   })
 })
+
+describe('Ctrl-C of a stage 6 grade leaves no PostgreSQL behind', () => {
+  it('the embedded server, its backends and its cluster folder are gone', { timeout: 300_000 }, async () => {
+    const runTmp = join(scratch.path, 'grade6')
+    mkdirSync(runTmp)
+    const run = startGradeCli(['6', '--solution', '--seed', '3'], runTmp)
+    // The grade starts PostgreSQL before its first bank: once a bank serves, both run.
+    const postgres = await waitFor(
+      () => {
+        const ours = processesWithMarker(runTmp)
+        const servers = ours.filter((p) => /(^|\/)postgres( |$)|^postgres:/.test(p.cmdline))
+        return servers.length > 0 && ours.some((p) => p.cmdline.includes('bank/main.ts')) ? servers : undefined
+      },
+      'a bank server on the embedded PostgreSQL',
+      150_000,
+    )
+    // The cluster's folder, from the postmaster's -D DATA (DATA is a folder inside it).
+    const clusters = [...new Set(postgres.flatMap((p) => [...p.cmdline.matchAll(/-D (\S+)\/data\b/g)].map((m) => m[1]!)))]
+    expect(clusters, 'the cluster folder, read from the postmaster').toHaveLength(1)
+    process.kill(-run.child.pid!, 'SIGINT')
+    const exit = await run.done
+    expect(exit.stdout, 'the grade stopped at once').not.toMatch(/PASSED|FAILED/)
+    expect(await leftoverAfter(() => postgres.filter(stillRunning))).toEqual([])
+    expect(await leftBehind(runTmp)).toEqual({ processes: [], tempFolders: [], overlays: [] })
+    expect(clusters.filter((dir) => existsSync(dir)), 'cluster folders left').toEqual([])
+  })
+})
