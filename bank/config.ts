@@ -19,7 +19,11 @@ const schema = z.object({
   // How long a key is remembered after its first request (stage 5).
   LAB_KEY_TTL_MS: ms(24 * 60 * 60 * 1000),
   // Largest JSON body accepted, in bytes.
-  LAB_BODY_LIMIT: z.coerce.number().int().min(1).default(16 * 1024),
+  LAB_BODY_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(16 * 1024),
   // Stage 6: a PostgreSQL URL instead of the SQLite file (bank/pg/), its pool
   // size, and this instance's clock offset (the grader skews instances' clocks).
   LAB_DATABASE_URL: z.string().optional(),

@@ -12,9 +12,7 @@ import type { CreateLayer } from './layer.ts'
 
 const config = loadConfig()
 // LAB_DATABASE_URL: PostgreSQL (stage 6, bank/pg/); otherwise the SQLite file.
-const { app, close } = config.databaseUrl
-  ? await (await import('./pg/open.ts')).openPgBank(config, config.databaseUrl)
-  : await openSqliteBank()
+const { app, close } = config.databaseUrl ? await (await import('./pg/open.ts')).openPgBank(config, config.databaseUrl) : await openSqliteBank()
 
 async function openSqliteBank() {
   const db = openDatabase(config.dbPath)

@@ -156,6 +156,9 @@ describe('Ctrl-C of a stage 6 grade leaves no PostgreSQL behind', () => {
     expect(exit.stdout, 'the grade stopped at once').not.toMatch(/PASSED|FAILED/)
     expect(await leftoverAfter(() => postgres.filter(stillRunning))).toEqual([])
     expect(await leftBehind(runTmp)).toEqual({ processes: [], tempFolders: [], overlays: [] })
-    expect(clusters.filter((dir) => existsSync(dir)), 'cluster folders left').toEqual([])
+    expect(
+      clusters.filter((dir) => existsSync(dir)),
+      'cluster folders left',
+    ).toEqual([])
   })
 })

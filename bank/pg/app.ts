@@ -17,8 +17,7 @@ import { inTransaction, type Pool, type Tx } from './db.ts'
 import type { PgLayer, PgOperation } from './layer.ts'
 import { deposit, transfer } from './money.ts'
 
-const unauthorized = (detail: string) =>
-  new HttpProblem(problem(401, 'unauthorized', 'Unauthorized', detail, { headers: { 'WWW-Authenticate': 'Bearer' } }))
+const unauthorized = (detail: string) => new HttpProblem(problem(401, 'unauthorized', 'Unauthorized', detail, { headers: { 'WWW-Authenticate': 'Bearer' } }))
 
 function requireClient(pool: Pool) {
   return async (req: Request, res: Response, next: NextFunction) => {

@@ -18,7 +18,9 @@ export async function openPool(url: string, max: number): Promise<Pool> {
   const pool = new pg.Pool({ connectionString: url, max })
   // A connection the server drops (the grader drops databases WITH FORCE) must not crash the bank.
   pool.on('error', (error) => console.error(`pg pool: ${error.message}`))
-  await withSchemaLock(pool, `
+  await withSchemaLock(
+    pool,
+    `
     CREATE TABLE IF NOT EXISTS clients (
       id           TEXT PRIMARY KEY,
       name         TEXT NOT NULL,
@@ -43,7 +45,8 @@ export async function openPool(url: string, max: number): Promise<Pool> {
       amount       BIGINT NOT NULL CHECK (amount > 0),
       created_at   TIMESTAMPTZ NOT NULL DEFAULT now()
     );
-  `)
+  `,
+  )
   return pool
 }
 

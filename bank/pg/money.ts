@@ -13,10 +13,7 @@ const unknownAccount = (id: string): Outcome => problem(404, 'account-not-found'
 const notOwner = (id: string): Outcome => problem(403, 'not-account-owner', 'Not your account', `Account ${id} belongs to another client.`)
 
 async function lockAccounts(tx: Tx, ids: string[]): Promise<Map<string, AccountRow>> {
-  const { rows } = await tx.query<AccountRow>(
-    'SELECT id, client_id AS "clientId", balance FROM accounts WHERE id = ANY($1) ORDER BY id FOR UPDATE',
-    [ids],
-  )
+  const { rows } = await tx.query<AccountRow>('SELECT id, client_id AS "clientId", balance FROM accounts WHERE id = ANY($1) ORDER BY id FOR UPDATE', [ids])
   return new Map(rows.map((r) => [r.id, r]))
 }
 
@@ -30,8 +27,7 @@ async function record(tx: Tx, kind: 'transfer' | 'deposit', clientId: string, fr
   return { id, createdAt: rows[0]!.createdAt.toISOString() }
 }
 
-const addToBalance = (tx: Tx, id: string, amount: number) =>
-  tx.query('UPDATE accounts SET balance = balance + $1 WHERE id = $2', [amount, id])
+const addToBalance = (tx: Tx, id: string, amount: number) => tx.query('UPDATE accounts SET balance = balance + $1 WHERE id = $2', [amount, id])
 
 export async function transfer(tx: Tx, clientId: string, { from, to, amount }: TransferRequest): Promise<Outcome> {
   const accounts = await lockAccounts(tx, [from, to])

@@ -9,7 +9,7 @@
 //    the owner check, so a request that lost its lease moves no money.
 import { claimLost, keyReused, requestInFlight } from '#bank/idempotencyAnswers.ts'
 import { ClaimLostError } from '#bank/keyClaims.ts'
-import type { CreatePgLayer } from '#bank/pg/layer.ts'
+import type { CreatePgLayer, Outcome } from '#bank/pg/layer.ts'
 import { identify } from '#given/02-fingerprint/identify.ts'
 import { replay } from '#given/04-replay/replay.ts'
 import { createKeyStore } from './keyStore.ts'
@@ -30,7 +30,7 @@ export const createLayer: CreatePgLayer = async ({ pool, config }) => {
       if (claim.kind === 'in-flight') return requestInFlight(claim.retryAfterMs / 1000)
       if (claim.kind === 'completed') return replay(claim.response)
 
-      let outcome
+      let outcome: Outcome
       try {
         outcome = await op.execute((result, tx) => keys.complete(tx, scope, claim.owner, result))
       } catch (error) {

@@ -9,7 +9,7 @@
 //    the owner check, so a request that lost its lease moves no money.
 import { claimLost, keyReused, requestInFlight } from '#bank/idempotencyAnswers.ts'
 import { ClaimLostError } from '#bank/keyClaims.ts'
-import type { CreatePgLayer } from '#bank/pg/layer.ts'
+import type { CreatePgLayer, Outcome } from '#bank/pg/layer.ts'
 import { identify } from '#given/02-fingerprint/identify.ts'
 import { replay } from '#given/04-replay/replay.ts'
 import { createKeyStore } from './keyStore.ts'
@@ -33,7 +33,7 @@ export const createLayer: CreatePgLayer = async ({ pool, config }) => {
       // TODO (pool): nothing to change here if keyStore keeps each statement
       // short; read why in the README: no transaction and no connection may
       // be held while op.execute() waits for the core.
-      let outcome
+      let outcome: Outcome
       try {
         outcome = await op.execute((result, tx) => keys.complete(tx, scope, claim.owner, result))
       } catch (error) {
