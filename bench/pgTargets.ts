@@ -36,6 +36,8 @@ export type PgStartup = {
 
 export class PgTargets {
   private readonly tmp = mkdtempSync(join(tmpdir(), 'idem-bench-pg-'))
+  /** Removed by stop(), or on exit and Ctrl-C if stop() never ran. */
+  private readonly forgetTmp = onCleanup(() => rmSync(this.tmp, { recursive: true, force: true }))
   private server: PgServer | undefined
   private readonly forgetDrops: Array<() => void> = []
   /** Everything started, also what a failed start left half done: stop() stops these. */
@@ -49,7 +51,7 @@ export class PgTargets {
     this.server = await startPostgres()
     this.startup.kind = this.server.kind
     this.startup.startMs = this.server.startMs
-    log(`PostgreSQL (${this.server.kind}) ready in ${this.server.startMs} ms`)
+    log(this.server.kind === 'embedded' ? `embedded PostgreSQL ready in ${this.server.startMs} ms` : 'PostgreSQL at LAB_DATABASE_URL')
     for (const instances of instanceCounts)
       for (const stage of stages) {
         const created = performance.now()
@@ -105,9 +107,13 @@ export class PgTargets {
     await Promise.allSettled(this.servers.map((s) => s.stop()))
     await Promise.allSettled(this.databases.map((d) => d.drop()))
     for (const forget of this.forgetDrops) forget()
-    await this.server?.stop()
-    rmSync(this.tmp, { recursive: true, force: true })
-    this.startup.stopMs = Math.round(performance.now() - started)
+    try {
+      await this.server?.stop()
+    } finally {
+      rmSync(this.tmp, { recursive: true, force: true })
+      this.forgetTmp()
+      this.startup.stopMs = Math.round(performance.now() - started)
+    }
   }
 }
 

@@ -10,6 +10,7 @@ import { BankClient } from '#harness/bankClient.ts'
 import { course } from '#harness/course.ts'
 import { HttpClient } from '#harness/http.ts'
 import { repoRoot } from '#harness/paths.ts'
+import { onCleanup } from '#harness/processes.ts'
 import { ServerProcess } from '#harness/spawnServer.ts'
 import type { LoadTarget } from './load.ts'
 
@@ -32,6 +33,8 @@ export function benchedFolder(number: number): string {
 
 export class Targets {
   private readonly tmp = mkdtempSync(join(tmpdir(), 'idem-bench-'))
+  /** Removed by stop(), or on exit and Ctrl-C if stop() never ran. */
+  private readonly forgetTmp = onCleanup(() => rmSync(this.tmp, { recursive: true, force: true }))
   readonly list: Target[] = []
 
   /** Starts one server per stage, one after the other (starting them in parallel would only slow each start). */
@@ -70,6 +73,7 @@ export class Targets {
   async stop(): Promise<void> {
     await Promise.all(this.list.flatMap((t) => t.servers.map((s) => s.stop())))
     rmSync(this.tmp, { recursive: true, force: true })
+    this.forgetTmp()
   }
 }
 
