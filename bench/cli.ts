@@ -1,4 +1,4 @@
-// npm run bench [-- --json FILE] [--seconds N] [--rounds N] [--stages 0,5] [--connections N] [--parts load,grade,day] [--seed N]
+// npm run bench [-- --json FILE] [--seconds N] [--rounds N] [--stages 0,5] [--connections N] [--parts load,pg,grade,day,loop] [--instances 1,3] [--seed N]
 // Not part of `npm test`: it takes minutes and its figures depend on the machine.
 import { writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -10,7 +10,13 @@ import { measureGrading } from './grading.ts'
 import { measureLayers } from './layers.ts'
 import { measureLoop } from './loop.ts'
 import { DEFAULT_CONNECTIONS } from './load.ts'
+import { measurePg } from './pgLayers.ts'
+import { buildPgReport, printPg } from './pgReport.ts'
 import { buildReport, currentLoad, printLoop, printReport } from './report.ts'
+import { benchedFolder } from './targets.ts'
+
+const PARTS = ['load', 'pg', 'grade', 'day', 'loop'] as const
+const PARTS_LIST = PARTS.join(',')
 
 const USAGE = `usage: npm run bench -- [options]
 
@@ -19,12 +25,12 @@ const USAGE = `usage: npm run bench -- [options]
   --rounds N         interleaved rounds per server and workload (default 10)
   --stages LIST      stages to measure, comma-separated (default: every stage in course.json)
   --connections N    keep-alive connections of the load generator (default ${DEFAULT_CONNECTIONS})
-  --parts LIST       any of load,grade,day,loop (default all four)
+  --parts LIST       any of ${PARTS_LIST} (default all)
+                     load: the layers on SQLite; pg: the PostgreSQL stages against stage 0 on PostgreSQL
+  --instances LIST   bank instances per database in the pg part (default 1,3)
   --seed N           seed of the grading runs (default 1)
 
 Profile a server: BENCH_CPU_PROF=DIR [BENCH_CPU_PROF_STAGES=0,5] npm run bench -- --parts load`
-
-const PARTS = ['load', 'grade', 'day', 'loop'] as const
 
 class UsageError extends Error {}
 
@@ -43,7 +49,8 @@ async function main(): Promise<number> {
       rounds: { type: 'string', default: '10' },
       stages: { type: 'string' },
       connections: { type: 'string', default: String(DEFAULT_CONNECTIONS) },
-      parts: { type: 'string', default: PARTS.join(',') },
+      parts: { type: 'string', default: PARTS_LIST },
+      instances: { type: 'string', default: '1,3' },
       seed: { type: 'string', default: '1' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -64,27 +71,38 @@ async function main(): Promise<number> {
     seconds: numberOption(values.seconds, 'seconds', false),
     connections: numberOption(values.connections, 'connections', true),
   }
+  const instances = values.instances.split(',').map((n) => numberOption(n.trim(), 'instances', true))
+  // Stages on PostgreSQL are the pg part's, measured against stage 0 on PostgreSQL; the load part is SQLite's.
+  const onPostgres = (n: number) => course.stages.find((s) => s.number === n)?.database === 'postgres'
+  const pgStages = stages.filter(onPostgres)
   const seed = Number(values.seed)
   if (!Number.isSafeInteger(seed)) throw new UsageError('--seed takes a whole number')
   const log = (line: string) => console.log(chalk.dim(line))
 
   const startLoad = currentLoad()
-  const layers = parts.includes('load') ? await measureLayers(options, log) : []
+  const layers = parts.includes('load') ? await measureLayers({ ...options, stages: stages.filter((n) => !onPostgres(n)) }, log) : []
+  const pg = !parts.includes('pg')
+    ? { skipped: 'skipped (--parts)' }
+    : pgStages.length === 0
+      ? { skipped: 'skipped (no PostgreSQL stage in --stages)' }
+      : buildPgReport(await measurePg({ ...options, instances, stages: [0, ...pgStages].map((number) => ({ number, label: benchedFolder(number) })) }, log))
   const grading = parts.includes('grade') ? await measureGrading(known, seed, log) : { skipped: 'skipped (--parts)' }
   const finalStage = Math.max(...known)
   const day = parts.includes('day') ? await measureDayReplay(finalStage, log) : { skipped: 'skipped (--parts)' }
 
   const loop = parts.includes('loop') ? await measureLoop(stages, seed, log) : { skipped: 'skipped (--parts)' }
 
-  const report = { ...buildReport(options, startLoad, layers, grading, day), loop }
+  const report = { ...buildReport(options, startLoad, layers, grading, day), pg, loop }
   printReport(report)
+  printPg(pg)
   printLoop(loop)
   if (values.json) {
     writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`)
     console.log(chalk.dim(`\nwrote ${values.json}`))
   }
   // A replay that executed again past stage 0 is a broken guarantee, not a slow one.
-  const broken = report.layers.filter((l) => l.stage > 0 && l.replay.executedPerReplay > 0)
+  const pgBanks = 'byInstances' in pg ? pg.byInstances.flatMap((g) => g.banks) : []
+  const broken = [...report.layers, ...pgBanks].filter((l) => l.stage > 0 && l.replay.executedPerReplay > 0)
   for (const l of broken) console.error(chalk.red(`${l.label}: identical retries executed again (${l.replay.executedPerReplay.toFixed(2)} per retry)`))
   return broken.length ? 1 : 0
 }

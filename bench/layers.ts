@@ -1,77 +1,20 @@
-// Measures every server under test, interleaved: round after round, each
-// target runs one short fresh segment and one short replay segment, so that a
-// slow minute on the shared machine lands on every target alike and cancels
-// out of the ratios.
-import { runSegment, type Segment } from './load.ts'
-import { summarize, type Figures } from './stats.ts'
-import { Targets, type Target } from './targets.ts'
-import { ACCEPT, freshWorkload, MODES, REPLAY_KEYS, replayWorkload, type Mode } from './workloads.ts'
+// The cost of each layer on SQLite: the stage 0 starter and every later
+// SQLite stage's solution, one bank process each, measured interleaved
+// (interleave.ts). Stages on PostgreSQL are pgLayers.ts's.
+import { interleave, type Measured, type SegmentOptions } from './interleave.ts'
+import { Targets } from './targets.ts'
 
-export type LoadOptions = {
-  stages: number[]
-  rounds: number
-  /** Length of one measured segment. */
-  seconds: number
-  connections: number
-}
+export type LoadOptions = SegmentOptions & { stages: number[] }
 
-export type LayerResult = {
-  stage: number
-  label: string
-  fresh: Figures
-  replay: Figures & {
-    /** Ledger rows added per replayed request: 1 means retries execute again, 0 means they do not. */
-    executedPerReplay: number
-  }
-}
-
-type Tally = { target: Target; segments: Record<Mode, Segment[]>; sent: Record<Mode, number> }
+export type LayerResult = Measured & { stage: number; label: string }
 
 export async function measureLayers(options: LoadOptions, log: (line: string) => void): Promise<LayerResult[]> {
   const targets = new Targets()
   try {
     log(`starting ${options.stages.length} servers (LAB_PROCESSING_DELAY_MS=0, fresh database each)`)
     await targets.start(options.stages)
-    const tallies: Tally[] = targets.list.map((target) => ({
-      target,
-      segments: { fresh: [], replay: [] },
-      sent: { fresh: 0, replay: 0 },
-    }))
-    const workloads = new Map(targets.list.map((t) => [t, { fresh: freshWorkload(t), replay: replayWorkload(t) }]))
-    const run = async (tally: Tally, mode: Mode, until: { durationMs: number } | { requests: number }) => {
-      const segment = await runSegment(tally.target, workloads.get(tally.target)![mode], ACCEPT[mode], until, options.connections)
-      tally.sent[mode] += segment.requests
-      return segment
-    }
-
-    // Prefill: the keys the replay workload will retry, each executed once.
-    // Then a short unmeasured warm-up of both workloads, so every server's JIT
-    // and SQLite page cache are warm before the first measured round.
-    const warmupMs = Math.min(1, options.seconds) * 1000
-    for (const tally of tallies) {
-      await run(tally, 'replay', { requests: REPLAY_KEYS })
-      for (const mode of MODES) await run(tally, mode, { durationMs: warmupMs })
-    }
-
-    for (let r = 0; r < options.rounds; r++) {
-      // Rotate who goes first, and alternate the mode order, so no target is
-      // always measured right after the same neighbour.
-      const order = tallies.map((_, i) => tallies[(i + r) % tallies.length]!)
-      const modes = r % 2 === 0 ? MODES : [...MODES].reverse()
-      for (const tally of order) for (const mode of modes) tally.segments[mode].push(await run(tally, mode, { durationMs: options.seconds * 1000 }))
-      log(`round ${r + 1}/${options.rounds} done`)
-    }
-
-    return tallies.map((tally) => {
-      const executed = Targets.ledgerRows(tally.target) - tally.sent.fresh - REPLAY_KEYS
-      const replayed = tally.sent.replay - REPLAY_KEYS
-      return {
-        stage: tally.target.stage,
-        label: tally.target.label,
-        fresh: summarize(tally.segments.fresh),
-        replay: { ...summarize(tally.segments.replay), executedPerReplay: replayed > 0 ? executed / replayed : 0 },
-      }
-    })
+    const measured = await interleave(targets.list, options, Targets.ledgerRows, log)
+    return measured.map(({ target, fresh, replay }) => ({ stage: target.stage, label: target.label, fresh, replay }))
   } finally {
     await targets.stop()
   }

@@ -7,11 +7,26 @@
 // take, and its own cost per request stays small (one undici request, no
 // pipelining). 8 connections keep a single-threaded server busy without
 // building a deep accept queue that would only inflate latency.
+//
+// With several instances of one bank (stage 6 on PostgreSQL), the generator
+// spreads the requests round-robin over them, as a balancer would.
 import { readFileSync } from 'node:fs'
 import { Pool } from 'undici'
-import type { Target } from './targets.ts'
+import type { Customer } from '#harness/bankClient.ts'
+import type { ServerProcess } from '#harness/spawnServer.ts'
 
 export const DEFAULT_CONNECTIONS = 8
+
+/** One bank under test: its instances (one, or several on one database), and the client whose two accounts it moves ₩1 between. */
+export type LoadTarget = {
+  label: string
+  servers: ServerProcess[]
+  customer: Customer
+  from: string
+  to: string
+  /** CPU time used so far by the database server, when it is a process of its own we can see (ms). */
+  databaseCpuMs?: () => number | null
+}
 
 /** The next request to send: its Idempotency-Key and the exact body text. */
 export type Workload = { next(): { key: string; body: string } }
@@ -25,8 +40,10 @@ export type Segment = {
   latenciesMs: number[]
   /** Responses counted by status, `+replayed` when they carried Idempotent-Replayed: true. */
   outcomes: Record<string, number>
-  /** CPU time of the server's main thread during the segment (null where /proc is missing). */
+  /** CPU time of the servers' main threads during the segment, all instances together (null where /proc is missing). */
   serverCpuMs: number | null
+  /** CPU time of the database server during the segment (null for SQLite, which runs on the bank's thread, or when unseen). */
+  databaseCpuMs: number | null
 }
 
 /**
@@ -35,7 +52,7 @@ export type Segment = {
  * so its CPU time per request is the cost of a request. Other processes
  * competing for the cores move it far less than they move throughput.
  */
-function mainThreadCpuMs(pid: number | undefined): number | null {
+export function mainThreadCpuMs(pid: number | undefined): number | null {
   try {
     return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6
   } catch {
@@ -43,11 +60,23 @@ function mainThreadCpuMs(pid: number | undefined): number | null {
   }
 }
 
+function serversCpuMs(servers: ServerProcess[]): number | null {
+  let total = 0
+  for (const server of servers) {
+    const ms = mainThreadCpuMs(server.pid)
+    if (ms === null) return null
+    total += ms
+  }
+  return total
+}
+
+const elapsedCpu = (before: number | null, after: number | null) => (before !== null && after !== null ? after - before : null)
+
 class UnexpectedResponse extends Error {}
 
 /** Runs until `durationMs` has passed, or until exactly `requests` requests were sent. */
 export async function runSegment(
-  target: Target,
+  target: LoadTarget,
   workload: Workload,
   accept: Accept,
   until: { durationMs: number } | { requests: number },
@@ -56,10 +85,12 @@ export async function runSegment(
   // A new pool per segment: between segments a server sits idle longer than
   // its keep-alive timeout, and a POST sent on a socket the server is closing
   // fails (undici does not retry non-idempotent requests, rightly).
-  const pool = new Pool(target.server.url, { connections, pipelining: 1 })
-  const segment: Segment = { requests: 0, elapsedMs: 0, latenciesMs: [], outcomes: {}, serverCpuMs: null }
+  const pools = target.servers.map((server) => new Pool(server.url, { connections, pipelining: 1 }))
+  const segment: Segment = { requests: 0, elapsedMs: 0, latenciesMs: [], outcomes: {}, serverCpuMs: null, databaseCpuMs: null }
   const authorization = `Bearer ${target.customer.apiKey}`
-  const cpuBefore = mainThreadCpuMs(target.server.pid)
+  let turn = 0
+  const cpuBefore = serversCpuMs(target.servers)
+  const databaseBefore = target.databaseCpuMs?.() ?? null
   const started = performance.now()
   const deadline = 'durationMs' in until ? started + until.durationMs : Infinity
   let budget = 'requests' in until ? until.requests : Infinity
@@ -76,8 +107,9 @@ export async function runSegment(
     while (budget > 0 && performance.now() < deadline) {
       budget--
       const { key, body } = workload.next()
+      const instance = turn++ % pools.length
       const t0 = performance.now()
-      const res = await pool.request({
+      const res = await pools[instance]!.request({
         method: 'POST',
         path: '/transfers',
         headers: { authorization, 'content-type': 'application/json', 'idempotency-key': key },
@@ -87,7 +119,7 @@ export async function runSegment(
       segment.latenciesMs.push(performance.now() - t0)
       if (!accept(res.statusCode))
         throw new UnexpectedResponse(
-          `${target.label} answered ${res.statusCode} to POST /transfers (key ${key}): ${text.slice(0, 300)}\n${target.server.logTail(5)}`,
+          `${target.label} answered ${res.statusCode} to POST /transfers (key ${key}): ${text.slice(0, 300)}\n${target.servers[instance]!.logTail(5)}`,
         )
       const outcome = res.headers['idempotent-replayed'] === 'true' ? `${res.statusCode}+replayed` : String(res.statusCode)
       segment.outcomes[outcome] = (segment.outcomes[outcome] ?? 0) + 1
@@ -99,9 +131,9 @@ export async function runSegment(
     await Promise.all(Array.from({ length: connections }, worker))
   } finally {
     segment.elapsedMs = performance.now() - started
-    const cpuAfter = mainThreadCpuMs(target.server.pid)
-    if (cpuBefore !== null && cpuAfter !== null) segment.serverCpuMs = cpuAfter - cpuBefore
-    await pool.close()
+    segment.serverCpuMs = elapsedCpu(cpuBefore, serversCpuMs(target.servers))
+    segment.databaseCpuMs = elapsedCpu(databaseBefore, target.databaseCpuMs?.() ?? null)
+    await Promise.all(pools.map((pool) => pool.close()))
   }
   return segment
 }

@@ -5,7 +5,7 @@ import type { DayReplay } from './dayReplay.ts'
 import type { Grading } from './grading.ts'
 import type { LayerResult, LoadOptions } from './layers.ts'
 import type { Loop } from './loop.ts'
-import { round, roundRatios } from './stats.ts'
+import { type Figures, round, roundRatios } from './stats.ts'
 
 export const GOALS = { freshRatio: 0.85, replayRatio: 1.0 }
 
@@ -25,20 +25,36 @@ export type BenchReport = {
   freshCpuRatio: number | null
   replayCpuRatio: number | null
   goals: { freshRatio: { min: number; met: boolean | null }; replayRatio: { min: number; met: boolean | null } }
-  layers: Array<
-    LayerResult & {
-      freshVsStage0: number | null
-      replayVsStage0Fresh: number | null
-      freshCpuVsStage0: number | null
-      replayCpuVsStage0Fresh: number | null
-      /** Per-round ratios: their spread is the noise left after interleaving. */
-      freshRoundRatios: number[]
-      replayRoundRatios: number[]
-    }
-  >
+  /** Per-round ratios (freshRoundRatios, replayRoundRatios): their spread is the noise left after interleaving. */
+  layers: Compared[]
   grading: Grading | { skipped: string }
   dayReplay: DayReplay
 }
+
+/** Server CPU per request: the bank's thread (SQLite included), plus the database server's where it is a process of its own. */
+export function totalCpu(f: Figures): number | null {
+  if (f.cpuUsPerRequest === null) return null
+  return f.databaseCpuUsPerRequest === null ? f.cpuUsPerRequest : f.cpuUsPerRequest + f.databaseCpuUsPerRequest
+}
+
+/** Each result next to stage 0's fresh-key figures (throughput, CPU, round by round). */
+export function versusStage0<L extends LayerResult>(layers: L[], cpuOf: (f: Figures) => number | null = totalCpu) {
+  const base = layers.find((l) => l.stage === 0)
+  const ratio = (x: number) => (base && base.fresh.throughput > 0 ? round(x / base.fresh.throughput, 3) : null)
+  const baseCpu = base ? cpuOf(base.fresh) : null
+  const cpuRatio = (x: number | null) => (baseCpu !== null && x ? round(baseCpu / x, 3) : null)
+  return layers.map((l) => ({
+    ...l,
+    freshVsStage0: ratio(l.fresh.throughput),
+    replayVsStage0Fresh: ratio(l.replay.throughput),
+    freshCpuVsStage0: cpuRatio(cpuOf(l.fresh)),
+    replayCpuVsStage0Fresh: cpuRatio(cpuOf(l.replay)),
+    freshRoundRatios: base ? roundRatios(l.fresh, base.fresh).map((x) => round(x, 3)) : [],
+    replayRoundRatios: base ? roundRatios(l.replay, base.fresh).map((x) => round(x, 3)) : [],
+  }))
+}
+
+export type Compared = ReturnType<typeof versusStage0<LayerResult>>[number]
 
 export function buildReport(
   options: LoadOptions,
@@ -47,20 +63,8 @@ export function buildReport(
   grading: BenchReport['grading'],
   dayReplay: DayReplay,
 ): BenchReport {
-  const base = layers.find((l) => l.stage === 0)
+  const enriched = versusStage0(layers)
   const last = layers.at(-1)
-  const ratio = (x: number) => (base && base.fresh.throughput > 0 ? round(x / base.fresh.throughput, 3) : null)
-  const baseCpu = base?.fresh.cpuUsPerRequest ?? null
-  const cpuRatio = (x: number | null) => (baseCpu !== null && x ? round(baseCpu / x, 3) : null)
-  const enriched = layers.map((l) => ({
-    ...l,
-    freshVsStage0: ratio(l.fresh.throughput),
-    replayVsStage0Fresh: ratio(l.replay.throughput),
-    freshCpuVsStage0: cpuRatio(l.fresh.cpuUsPerRequest),
-    replayCpuVsStage0Fresh: cpuRatio(l.replay.cpuUsPerRequest),
-    freshRoundRatios: base ? roundRatios(l.fresh, base.fresh).map((x) => round(x, 3)) : [],
-    replayRoundRatios: base ? roundRatios(l.replay, base.fresh).map((x) => round(x, 3)) : [],
-  }))
   // The "final solution" is the last stage measured, and only counts when it is not stage 0 itself.
   const final = last && last.stage !== 0 ? enriched.at(-1)! : undefined
   const freshRatio = final ? final.freshVsStage0 : null
@@ -85,10 +89,10 @@ export function buildReport(
 
 export const currentLoad = () => loadavg()
 
-const spread = (xs: number[]) => (xs.length ? `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}` : '-')
-const fixed = (x: number | null, digits: number) => (x === null ? '-' : x.toFixed(digits))
+export const spread = (xs: number[]) => (xs.length ? `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}` : '-')
+export const fixed = (x: number | null, digits: number) => (x === null ? '-' : x.toFixed(digits))
 
-function table(head: string[], rows: string[][]) {
+export function table(head: string[], rows: string[][]) {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: string[]) => cells.map((c, i) => (i <= 1 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')
   console.log(chalk.dim(line(head)))
@@ -126,13 +130,7 @@ function printLayers(r: BenchReport) {
   console.log(chalk.bold('\nreplays') + chalk.dim(' (identical retries of completed requests)'))
   table(
     [...head, 'answered'],
-    r.layers.map((l) => {
-      const answered = Object.entries(l.replay.outcomes)
-        .map(([k, v]) => `${k}×${v}`)
-        .join(' ')
-      const again = l.replay.executedPerReplay > 0 ? ` (executed again: ${l.replay.executedPerReplay.toFixed(2)} per retry)` : ''
-      return [String(l.stage), l.label, ...figures(l.replay, l.replayVsStage0Fresh, l.replayRoundRatios, l.replayCpuVsStage0Fresh), answered + again]
-    }),
+    r.layers.map((l) => [String(l.stage), l.label, ...figures(l.replay, l.replayVsStage0Fresh, l.replayRoundRatios, l.replayCpuVsStage0Fresh), answered(l)]),
   )
   const goal = (name: 'freshRatio' | 'replayRatio') => {
     const value = r[name]
@@ -142,6 +140,15 @@ function printLayers(r: BenchReport) {
     return `${name} ${value?.toFixed(3) ?? 'n/a'} (goal ≥ ${min}) ${verdict}${chalk.dim(`  by cpu: ${fixed(cpu, 3)}`)}`
   }
   console.log(`\n${goal('freshRatio')}\n${goal('replayRatio')}`)
+}
+
+/** What the replays got back, and whether they executed again. */
+export function answered(l: LayerResult): string {
+  const outcomes = Object.entries(l.replay.outcomes)
+    .map(([k, v]) => `${k}×${v}`)
+    .join(' ')
+  const again = l.replay.executedPerReplay > 0 ? ` (executed again: ${l.replay.executedPerReplay.toFixed(2)} per retry)` : ''
+  return outcomes + again
 }
 
 function printGrading(grading: BenchReport['grading']) {

@@ -10,8 +10,10 @@ export type Figures = {
   /** Throughput of each round, in the order the rounds ran. */
   roundThroughputs: number[]
   outcomes: Record<string, number>
-  /** Server main-thread CPU per request, in µs (null where it cannot be read). */
+  /** Server main-thread CPU per request, in µs, all instances together (null where it cannot be read). */
   cpuUsPerRequest: number | null
+  /** Database server CPU per request, in µs (null for SQLite: it runs on the server's thread, so cpuUsPerRequest has it). */
+  databaseCpuUsPerRequest: number | null
 }
 
 export const perSecond = (requests: number, ms: number) => (ms > 0 ? (requests * 1000) / ms : 0)
@@ -30,10 +32,14 @@ export function summarize(segments: Segment[]): Figures {
   const sorted = Float64Array.from(segments.flatMap((s) => s.latenciesMs)).sort()
   const outcomes: Record<string, number> = {}
   for (const s of segments) for (const [k, v] of Object.entries(s.outcomes)) outcomes[k] = (outcomes[k] ?? 0) + v
-  const cpu = segments.every((s) => s.serverCpuMs !== null) ? segments.reduce((n, s) => n + s.serverCpuMs!, 0) : null
+  const perRequest = (read: (s: Segment) => number | null) => {
+    if (requests === 0 || !segments.every((s) => read(s) !== null)) return null
+    return (segments.reduce((n, s) => n + read(s)!, 0) * 1000) / requests
+  }
   return {
     throughput: perSecond(requests, elapsed),
-    cpuUsPerRequest: cpu === null || requests === 0 ? null : (cpu * 1000) / requests,
+    cpuUsPerRequest: perRequest((s) => s.serverCpuMs),
+    databaseCpuUsPerRequest: perRequest((s) => s.databaseCpuMs),
     p50Ms: percentile(sorted, 50),
     p99Ms: percentile(sorted, 99),
     requests,

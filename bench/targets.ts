@@ -6,37 +6,41 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import Database from 'better-sqlite3'
-import { BankClient, type Customer } from '#harness/bankClient.ts'
+import { BankClient } from '#harness/bankClient.ts'
 import { course } from '#harness/course.ts'
 import { HttpClient } from '#harness/http.ts'
 import { repoRoot } from '#harness/paths.ts'
+import { onCleanup } from '#harness/processes.ts'
 import { ServerProcess } from '#harness/spawnServer.ts'
+import type { LoadTarget } from './load.ts'
 
 /** The contract's largest amount: a balance nothing in a bench run can exhaust. */
 const HUGE_BALANCE = 1_000_000_000_000
 
-export type Target = {
+export type Target = LoadTarget & {
   stage: number
   /** `stages/00-unprotected` for stage 0, `solutions/NN-slug` for the others. */
   label: string
-  server: ServerProcess
   dbPath: string
-  customer: Customer
-  from: string
-  to: string
+}
+
+/** Stage 0's starter is what learners start from; every later stage is measured as its reference solution. */
+export function benchedFolder(number: number): string {
+  const stage = course.stages.find((s) => s.number === number)
+  if (!stage) throw new Error(`course.json has no stage ${number}`)
+  return number === 0 ? `stages/${stage.folder}` : `solutions/${stage.folder}`
 }
 
 export class Targets {
   private readonly tmp = mkdtempSync(join(tmpdir(), 'idem-bench-'))
+  /** Removed by stop(), or on exit and Ctrl-C if stop() never ran. */
+  private readonly forgetTmp = onCleanup(() => rmSync(this.tmp, { recursive: true, force: true }))
   readonly list: Target[] = []
 
   /** Starts one server per stage, one after the other (starting them in parallel would only slow each start). */
   async start(stages: number[]): Promise<void> {
     for (const number of stages) {
-      const stage = course.stages.find((s) => s.number === number)
-      if (!stage) throw new Error(`course.json has no stage ${number}`)
-      // Stage 0's starter is what learners start from; every later stage is measured as its reference solution.
-      const label = number === 0 ? `stages/${stage.folder}` : `solutions/${stage.folder}`
+      const label = benchedFolder(number)
       const adminToken = `adm_${randomBytes(16).toString('hex')}`
       const dbPath = join(this.tmp, `stage-${number}.sqlite`)
       const profile = profiling(number)
@@ -52,7 +56,7 @@ export class Targets {
       const customer = await bank.newCustomer('bench')
       const from = await bank.openAccount(customer, HUGE_BALANCE)
       const to = await bank.openAccount(customer, HUGE_BALANCE)
-      this.list.push({ stage: number, label, server, dbPath, customer, from, to })
+      this.list.push({ stage: number, label, servers: [server], dbPath, customer, from, to })
     }
   }
 
@@ -67,8 +71,9 @@ export class Targets {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.list.map((t) => t.server.stop()))
+    await Promise.all(this.list.flatMap((t) => t.servers.map((s) => s.stop())))
     rmSync(this.tmp, { recursive: true, force: true })
+    this.forgetTmp()
   }
 }
 

@@ -1,8 +1,7 @@
 // What the bench sends. Both workloads post the same kind of body a real
 // client would (accounts, amount, memo, a small metadata object), so the
 // fingerprint hashes a realistic payload, not an empty one.
-import type { Accept, Workload } from './load.ts'
-import type { Target } from './targets.ts'
+import type { Accept, LoadTarget, Workload } from './load.ts'
 
 export type Mode = 'fresh' | 'replay'
 export const MODES: Mode[] = ['fresh', 'replay']
@@ -10,12 +9,12 @@ export const MODES: Mode[] = ['fresh', 'replay']
 /** How many distinct completed keys the replay workload cycles through. */
 export const REPLAY_KEYS = 256
 
-function body(target: Target, n: number): string {
+function body(target: LoadTarget, n: number): string {
   return JSON.stringify({ from: target.from, to: target.to, amount: 1, memo: 'bench', metadata: { n } })
 }
 
 /** A new key and a new body every time: every request is a first request and executes. */
-export function freshWorkload(target: Target): Workload {
+export function freshWorkload(target: LoadTarget): Workload {
   let n = 0
   return {
     next() {
@@ -31,7 +30,7 @@ export function freshWorkload(target: Target): Workload {
  * completed request: stage 0 executes it again, stages 1-3 answer 200
  * already-processed, stages 4-5 replay the stored 201.
  */
-export function replayWorkload(target: Target): Workload {
+export function replayWorkload(target: LoadTarget): Workload {
   const requests = Array.from({ length: REPLAY_KEYS }, (_, i) => ({ key: `replay-${i}`, body: body(target, -i) }))
   let i = 0
   return { next: () => requests[i++ % REPLAY_KEYS]! }
