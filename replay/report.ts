@@ -93,7 +93,8 @@ export function printAllStages(reports: DamageReport[]) {
     for (const l of lines.slice(1, -1)) console.log(l)
     console.log(chalk.bold(lines.at(-1)))
   }
-  const ran = (r: DamageReport) => `stage ${r.stage}: ${r.requests} requests in ${(r.replayMs / 1000).toFixed(1)} s${r.instances.count > 1 ? ` on ${r.instances.count} instances` : ''}`
+  const ran = (r: DamageReport) =>
+    `stage ${r.stage}: ${r.requests} requests in ${(r.replayMs / 1000).toFixed(1)} s${r.instances.count > 1 ? ` on ${r.instances.count} instances` : ''}`
   console.log(chalk.dim(`\n${reports.map(ran).join(' · ')}`))
   for (const r of reports) for (const a of r.anomalies) console.log(chalk.red(`stage ${r.stage} anomaly: ${a}`))
 }
