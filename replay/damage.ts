@@ -1,6 +1,7 @@
 // The damage report's vocabulary: each category, its JSON names, and the
 // sentence that explains it (logs/README.md has the full definitions).
 import { type FaultCounter, KINDS, type IncidentKind } from '../logs/faults.ts'
+import type { KilledInstance } from './instances.ts'
 import type { CodeKind } from './provenance.ts'
 
 export const CATEGORIES = [
@@ -68,6 +69,8 @@ export type DamageReport = {
   attemptsPerSecond: number
   /** How often the replay really applied each fault (logs/faults.ts), and how many restarts it made. */
   faults: Record<FaultCounter, number> & { restarts: number }
+  /** The bank's instances behind the round-robin proxy (replay/instances.ts): requests forwarded to each, and which were SIGKILLed. */
+  instances: { count: number; forwarded: number[]; killed: KilledInstance[] }
   byKind: Record<IncidentKind, Figures>
   /** One concrete case per category, to start an investigation from. */
   examples: Partial<Record<CategoryId, string>>

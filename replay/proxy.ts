@@ -8,9 +8,14 @@
 //                  before the processing finished, as far as the client knows;
 //   reset-before   reset the client's connection (TCP RST) before anything
 //                  reaches the server.
-// When the server dies with requests inside it, their connections are closed
-// too. While the server restarts, new requests wait here, as behind a load
-// balancer waiting for a healthy backend, and then go to the new port.
+// It is also the load balancer: with several upstreams (stage 6's instances
+// on one database) request i goes to upstream i mod n, round-robin, skipping
+// those taken out of rotation; with one, every request goes to it.
+// When a server dies with requests inside it, their connections are closed
+// too. An upstream taken out of rotation (a crashed server restarting) gets
+// no new requests; while none is in rotation, new requests wait here, as
+// behind a load balancer waiting for a healthy backend, and then go to the
+// upstream put back, on its new port.
 import { once } from 'node:events'
 import http, { type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -24,17 +29,27 @@ function forwardable(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeader
   return Object.fromEntries(Object.entries(headers).filter(([k]) => !HOP_BY_HOP.has(k)))
 }
 
+/** A server behind the proxy, with its own connections (a dead process's are dropped with it). */
+type Upstream = { url: URL; agent: http.Agent; inRotation: boolean }
+
+const newAgent = () => new http.Agent({ keepAlive: true, maxSockets: 64 })
+
 export class FaultProxy {
   url = ''
   /** How many times each fault was really applied; server-killed counts the connections the server's death cut. */
   readonly applied = Object.fromEntries(COUNTED_FAULTS.map((f) => [f, 0])) as Record<CountedFault, number>
-  private upstream: Promise<URL>
-  private resolveUpstream: ((url: URL) => void) | undefined
-  private agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
+  /** Requests forwarded to each upstream, by its place in the list. */
+  readonly forwarded: number[]
+  private readonly upstreams: Upstream[]
+  /** The place the next request tries first. */
+  private next = 0
+  /** Requests waiting for an upstream to be put back. */
+  private waiting: Array<() => void> = []
   private readonly server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => void this.handle(req, res))
 
-  constructor(upstreamUrl: string) {
-    this.upstream = Promise.resolve(new URL(upstreamUrl))
+  constructor(upstreamUrls: string[]) {
+    this.upstreams = upstreamUrls.map((url) => ({ url: new URL(url), agent: newAgent(), inRotation: true }))
+    this.forwarded = upstreamUrls.map(() => 0)
   }
 
   async start(): Promise<void> {
@@ -43,31 +58,44 @@ export class FaultProxy {
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
   }
 
-  /** The server is going down: hold new requests until `resume`. */
-  pause(): void {
-    if (this.resolveUpstream) return
-    this.upstream = new Promise((resolve) => (this.resolveUpstream = resolve))
+  /** Upstream `place` is going down: no new request goes to it until `putBack`. */
+  takeOut(place: number): void {
+    this.upstreams[place]!.inRotation = false
   }
 
-  /** The server is back, possibly on another port. */
-  resume(upstreamUrl: string): void {
-    this.agent.destroy() // connections to the dead process are useless
-    this.agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
-    this.resolveUpstream?.(new URL(upstreamUrl))
-    this.resolveUpstream = undefined
-    this.upstream = Promise.resolve(new URL(upstreamUrl))
+  /** Upstream `place` is back, possibly on another port: it rejoins the rotation, and waiting requests go out. */
+  putBack(place: number, upstreamUrl: string): void {
+    this.upstreams[place]!.agent.destroy() // connections to the dead process are useless
+    this.upstreams[place] = { url: new URL(upstreamUrl), agent: newAgent(), inRotation: true }
+    for (const go of this.waiting.splice(0)) go()
   }
 
   async stop(): Promise<void> {
     this.server.closeAllConnections()
     this.server.close()
-    this.agent.destroy()
+    for (const upstream of this.upstreams) upstream.agent.destroy()
   }
 
   /** The applied counts under their names in the damage report (DamageReport.faults). */
   counts(): Record<FaultCounter, number> {
     const named = FAULT_TABLE.flatMap((row) => ('counter' in row ? [[row.counter, this.applied[row.fault]]] : []))
     return Object.fromEntries(named) as Record<FaultCounter, number>
+  }
+
+  /** The next upstream in rotation, round-robin; waits while none is. */
+  private async pick(): Promise<Upstream> {
+    for (;;) {
+      const n = this.upstreams.length
+      for (let k = 0; k < n; k++) {
+        const place = (this.next + k) % n
+        const upstream = this.upstreams[place]!
+        if (!upstream.inRotation) continue
+        this.next = (place + 1) % n
+        this.forwarded[place]!++
+        return upstream
+      }
+      await new Promise<void>((go) => this.waiting.push(go))
+    }
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse) {
@@ -77,14 +105,14 @@ export class FaultProxy {
       req.socket.resetAndDestroy()
       return
     }
-    const target = await this.upstream
+    const { url: target, agent } = await this.pick()
     const upstream = http.request({
       host: target.hostname,
       port: target.port,
       method: req.method,
       path: req.url,
       headers: { ...forwardable(req.headers), host: target.host },
-      agent: this.agent,
+      agent,
     })
     upstream.on('response', (answer) => {
       if (fault === 'drop-response') {

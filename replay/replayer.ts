@@ -12,7 +12,8 @@
 //   has no final answer (a 409, a 5xx or a broken connection is not final);
 // - at the restart, everything else has finished, the planned requests are
 //   provably inside the server (held in the core simulator), and then the
-//   server is SIGKILLed and started again on the same database.
+//   server is SIGKILLed and started again on the same database (with several
+//   instances, the one holding the most of them; the others finish theirs).
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Customer } from '#harness/bankClient.ts'
 import type { Exchange, RequestSpec } from '#harness/http.ts'
@@ -35,13 +36,17 @@ export type AttemptRecord = {
   exchange?: Exchange
 }
 
-/** What the replayer needs from whoever runs the server. */
+/** What the replayer needs from whoever runs the server (one, or several instances behind the proxy). */
 export type ServerControl = {
-  /** Hold every transfer inside the core simulator. */
+  /** Hold every transfer inside the core simulator, on every instance. */
   hold(): Promise<void>
-  /** How many requests are held in the core right now. */
+  /** How many requests are held in the cores right now, all instances together. */
   inflight(): Promise<number>
-  /** SIGKILL the server, start it again on the same database, point the proxy at it. */
+  /**
+   * SIGKILL the instance holding the requests (of several, the one holding the
+   * most), start it again on the same database, point the proxy at it; no core
+   * holds anything afterwards.
+   */
   killAndRestart(): Promise<void>
 }
 

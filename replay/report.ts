@@ -57,10 +57,18 @@ function faultFigures(faults: DamageReport['faults']): string {
   )
 }
 
+/** "3 instances behind a round-robin balancer (…); instance 1 SIGKILLed …", or '' for a single server. */
+function instanceFigures({ instances }: DamageReport): string {
+  if (instances.count === 1) return ''
+  const killed = instances.killed.map((k) => `instance ${k.instance} SIGKILLed with ${k.heldRequests} request(s) inside, then restarted`)
+  return `${instances.count} instances on one database behind a round-robin balancer (requests forwarded: ${instances.forwarded.join(' / ')}); ${killed.join('; ') || 'none killed'} · `
+}
+
 export function printFooter(r: DamageReport) {
   console.log(
     chalk.dim(
       `\n${r.day.file}: ${r.day.lines} lines, ${r.day.intents} intents · ${r.requests} requests sent, ${r.skippedRetries} retries not needed · ` +
+        instanceFigures(r) +
         `faults: ${faultFigures(r.faults)} · ` +
         `${(r.replayMs / 1000).toFixed(1)} s, ${r.attemptsPerSecond} requests/s`,
     ),
@@ -85,6 +93,8 @@ export function printAllStages(reports: DamageReport[]) {
     for (const l of lines.slice(1, -1)) console.log(l)
     console.log(chalk.bold(lines.at(-1)))
   }
-  console.log(chalk.dim(`\n${reports.map((r) => `stage ${r.stage}: ${r.requests} requests in ${(r.replayMs / 1000).toFixed(1)} s`).join(' · ')}`))
+  const ran = (r: DamageReport) =>
+    `stage ${r.stage}: ${r.requests} requests in ${(r.replayMs / 1000).toFixed(1)} s${r.instances.count > 1 ? ` on ${r.instances.count} instances` : ''}`
+  console.log(chalk.dim(`\n${reports.map(ran).join(' · ')}`))
   for (const r of reports) for (const a of r.anomalies) console.log(chalk.red(`stage ${r.stage} anomaly: ${a}`))
 }

@@ -1,17 +1,16 @@
-// Replays a day against one stage: starts the stage's server and the fault
-// proxy, creates the clients and accounts, replays, reads the ledger, judges.
+// Replays a day against one stage: starts the stage's server (or, on
+// PostgreSQL, three instances: instances.ts) behind the fault proxy, creates
+// the clients and accounts, replays, reads the ledger, judges.
 import { createHash, randomBytes } from 'node:crypto'
-import { BankClient } from '#harness/bankClient.ts'
 import { stageByNumber } from '#harness/course.ts'
 import { HttpClient } from '#harness/http.ts'
-import { ServerProcess } from '#harness/spawnServer.ts'
 import { describeSource, Workspace, type Source } from '#harness/workspace.ts'
 import { parseDay } from '../logs/format.ts'
 import type { DamageReport } from './damage.ts'
 import { judge } from './judge.ts'
 import { codeKind } from './provenance.ts'
-import { FaultProxy } from './proxy.ts'
-import { replay, type ReplayProgress, type ServerControl } from './replayer.ts'
+import { BankInstances } from './instances.ts'
+import { replay, type ReplayProgress } from './replayer.ts'
 import { Sender } from './sender.ts'
 import { buildWorld } from './world.ts'
 
@@ -38,38 +37,20 @@ export async function replayStage(options: ReplayOptions): Promise<DamageReport>
   const lines = parseDay(options.day.text)
   const workspace = new Workspace(options.source)
   const adminToken = `adm_${randomBytes(16).toString('hex')}`
-  const http = new HttpClient(() => undefined)
-  let server = new ServerProcess({ stageDir: workspace.stageDir(stage), dbPath: workspace.newDbPath(), adminToken, env: REPLAY_ENV })
-  let bank = new BankClient(server, http, adminToken)
-  let proxy: FaultProxy | undefined
+  const instances = new BankInstances({ stage, workspace, adminToken, http: new HttpClient(() => undefined), env: REPLAY_ENV })
   let sender: Sender | undefined
-  let restarts = 0
   try {
-    await server.start()
-    proxy = new FaultProxy(server.url)
-    await proxy.start()
+    const proxy = await instances.start()
     const concurrency = options.concurrency ?? 16
     sender = new Sender(proxy.url, concurrency + 4)
     const started = performance.now()
-    const world = await buildWorld(bank, lines)
-    const control: ServerControl = {
-      hold: async () => void (await bank.core({ hold: true })),
-      inflight: async () => (await bank.core({})).inflight,
-      async killAndRestart() {
-        proxy!.pause()
-        await server.crash()
-        // A fresh process on the same options, hence the same database file.
-        server = new ServerProcess(server.options)
-        bank = new BankClient(server, http, adminToken)
-        await server.start()
-        proxy!.resume(server.url)
-        restarts++
-      },
-    }
-    const records = await replay(lines, world, sender, control, { concurrency, onProgress: options.onProgress })
+    const world = await buildWorld(instances.banks[0]!, lines)
+    const records = await replay(lines, world, sender, instances.control, { concurrency, onProgress: options.onProgress })
     const replayMs = Math.round(performance.now() - started)
-    if (!server.alive) throw new Error(`the server ${server.unexpectedExit ?? 'stopped'} during the replay; its last lines:\n${server.logTail()}`)
-    const verdict = judge(records, await bank.ledger(), world)
+    const dead = instances.deadInstance()
+    if (dead) throw new Error(dead)
+    // Every instance reads the one database: any of them shows the whole ledger.
+    const verdict = judge(records, await instances.banks[0]!.ledger(), world)
     const requests = records.filter((r) => r.sent).length
     return {
       stage: stage.number,
@@ -86,7 +67,8 @@ export async function replayStage(options: ReplayOptions): Promise<DamageReport>
       skippedRetries: records.length - requests,
       replayMs,
       attemptsPerSecond: Math.round((requests / replayMs) * 1000),
-      faults: { ...proxy.counts(), restarts },
+      faults: { ...proxy.counts(), restarts: instances.killed.length },
+      instances: { count: instances.servers.length, forwarded: [...proxy.forwarded], killed: instances.killed },
       ...verdict.total,
       byKind: verdict.byKind,
       examples: verdict.examples,
@@ -94,8 +76,7 @@ export async function replayStage(options: ReplayOptions): Promise<DamageReport>
     }
   } finally {
     await sender?.close()
-    await proxy?.stop()
-    await server.stop()
+    await instances.stop()
     workspace.dispose()
   }
 }

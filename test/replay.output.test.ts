@@ -33,6 +33,7 @@ function report(stage: number, code: DamageReport['code'], figures: Partial<Reco
     replayMs: 1000,
     attemptsPerSecond: 10,
     faults: { dropResponse: 0, resetBefore: 0, cutByRestart: 0, restarts: 0 },
+    instances: { count: 1, forwarded: [10], killed: [] },
     byKind,
     examples: {},
     anomalies: [],

@@ -1,7 +1,10 @@
 // The fault proxy's faults are real: a dropped response was processed by the
 // server, a reset request never reached it, and requests sent while the
-// server restarts reach the new process.
+// server restarts reach the new process. As a balancer it goes round-robin
+// over its upstreams, skipping one taken out of rotation.
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -24,7 +27,7 @@ let to: string
 
 beforeAll(async () => {
   await server.start()
-  proxy = new FaultProxy(server.url)
+  proxy = new FaultProxy([server.url])
   await proxy.start()
   sender = new Sender(proxy.url, 2)
   const bank = new BankClient(server, http, adminToken)
@@ -72,13 +75,56 @@ describe('the fault proxy', () => {
   })
 
   it('holds requests while the server restarts, then sends them to the new process', async () => {
-    proxy.pause()
+    proxy.takeOut(0)
     await server.crash()
     const waiting = transfer(4_400) // sent while no server is running
     server = new ServerProcess(server.options)
     await server.start()
-    proxy.resume(server.url)
+    proxy.putBack(0, server.url)
     expect((await waiting).response?.status).toBe(201)
     expect(await amounts()).toEqual([1_100, 3_300, 4_400])
+  })
+})
+
+describe('the fault proxy as a round-robin balancer', () => {
+  // Three stand-in upstreams that answer with their place in the list.
+  const upstreams = [0, 1, 2].map((place) => createServer((_, res) => res.end(String(place))))
+  let balancer: FaultProxy
+  let client: Sender
+  const urls = () => upstreams.map((u) => `http://127.0.0.1:${(u.address() as AddressInfo).port}`)
+  const answeredBy = async (n: number, fault?: string) => {
+    const places: string[] = []
+    for (let i = 0; i < n; i++) {
+      const e = await client.send({ method: 'GET', path: '/', headers: fault ? { [FAULT_HEADER]: fault } : {} })
+      places.push(e.response?.body ?? 'no answer')
+    }
+    return places.join(' ')
+  }
+
+  beforeAll(async () => {
+    for (const u of upstreams) await new Promise<void>((done) => u.listen(0, '127.0.0.1', done))
+    balancer = new FaultProxy(urls())
+    await balancer.start()
+    client = new Sender(balancer.url, 2)
+  })
+
+  afterAll(async () => {
+    await client?.close()
+    await balancer?.stop()
+    for (const u of upstreams) u.close()
+  })
+
+  it('sends request i to upstream i mod 3', async () => {
+    expect(await answeredBy(6)).toBe('0 1 2 0 1 2')
+    expect(balancer.forwarded).toEqual([2, 2, 2])
+  })
+
+  it('skips an upstream taken out of rotation, and a reset request takes no turn', async () => {
+    balancer.takeOut(1)
+    expect(await answeredBy(4)).toBe('0 2 0 2')
+    expect(await answeredBy(1, 'reset-before')).toBe('no answer')
+    balancer.putBack(1, urls()[1]!)
+    expect(await answeredBy(3)).toBe('0 1 2')
+    expect(balancer.forwarded).toEqual([5, 3, 5])
   })
 })

@@ -3,36 +3,18 @@
 // outlives the grades. Each grade starts its own embedded PostgreSQL; to keep
 // this file near two minutes it grades stage 6's checks only, on one seed
 // (npm run test:repeat -- solution-6 runs the cumulative grade over 20).
-import { readdirSync, readFileSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import pLimit from 'p-limit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checksFor } from '#grader/checks/index.ts'
 import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
 import { stage6Mutants } from '#grader/mutants/stage6.ts'
 import { grade, type GradeOptions, type GradeResult } from '#grader/runner.ts'
+import { ourOrOrphanedPostmasters } from './helpers/procs.ts'
 import { failures } from './helpers/stageSuite.ts'
 
 const SEED = 6_006
 const stageChecks = checksFor(6).map((c) => c.id)
-
-/**
- * Pids of the postgres server processes (postmasters) that are ours or nobody's:
- * our children, or orphans adopted by init. Another program's postgres (a CI
- * service, a grade running beside this file) has a parent of its own.
- */
-function ourOrOrphanedPostmasters(): number[] {
-  const pids: number[] = []
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d)))
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue
-      // Field 4 of /proc/PID/stat is the parent; the name before it may hold spaces, so split after ')'.
-      const ppid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
-      if (ppid === process.pid || ppid === 1) pids.push(Number(pid))
-    } catch {
-      // It exited while we looked.
-    }
-  return pids
-}
 
 const queue = pLimit(2)
 const jobs = new Map<string, Promise<GradeResult>>()
@@ -74,7 +56,10 @@ describe('stage 6 (production)', () => {
 
   it.for(stage6Mutants)('mutant $id fails its check', { timeout: 300_000 }, async (mutant: Mutant) => {
     const r = await jobs.get(mutant.id)!
-    expect(r.checks.map((c) => [c.id, c.passed]), `${mutant.id}: ${r.rerun}`).toEqual([[mutant.mustFail, false]])
+    expect(
+      r.checks.map((c) => [c.id, c.passed]),
+      `${mutant.id}: ${r.rerun}`,
+    ).toEqual([[mutant.mustFail, false]])
   })
 
   it('leaves no postgres process behind', async () => {

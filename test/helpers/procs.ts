@@ -91,3 +91,21 @@ export function pidAlive(pid: number): boolean {
   const p = readProc(pid)
   return !!p && p.state !== 'Z'
 }
+
+/**
+ * Pids of the postgres server processes (postmasters) that are ours or nobody's:
+ * our children, or orphans adopted by init. Another program's postgres (a CI
+ * service, a grade running beside this file) has a parent of its own.
+ */
+export function ourOrOrphanedPostmasters(): number[] {
+  const comm = (pid: number) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+    } catch {
+      return '' // it exited while we looked
+    }
+  }
+  return listProcesses()
+    .filter((p) => (p.ppid === process.pid || p.ppid === 1) && comm(p.pid) === 'postgres')
+    .map((p) => p.pid)
+}
