@@ -5,28 +5,15 @@
 // (heldBurst, holdInCore) so that what a layer lets through waits in a core
 // and what it turns away is answered: the verdicts never depend on timing.
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { BankClient } from '../../harness/bankClient.ts'
-import { expectEqual, expectProblem, fail, type Check, type CheckContext } from '../check.ts'
-import type { Reply } from '../../harness/http.ts'
+import { expectEqual, fail, type Check } from '../check.ts'
 import { CLOCK_SLACK_MS, sleepUntil, timed } from './clock.ts'
 import { newRows, openParties } from './setup.ts'
 import { heldBurst } from './heldBurst.ts'
-import { expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
+import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { expectReplayOf } from './replies.ts'
-
-/** `count` more instances of the graded stage on the default instance's database. */
-async function moreInstances(ctx: CheckContext, count: number, env: Record<string, string> = {}): Promise<BankClient[]> {
-  const banks: BankClient[] = []
-  for (let i = 0; i < count; i++) banks.push(await ctx.startServer({ sameDatabase: true, env }))
-  return banks
-}
-
-/** A duplicate turned away while the first request is in flight: 409 request-in-flight, nothing else. */
-function expectInFlight(reply: Reply, what: string): void {
-  expectProblem(reply, 409, `${what} must be answered 409 (in flight) while the first one holds the key`)
-  if (reply.json?.type !== '/problems/request-in-flight')
-    fail(`${what}: expected the request-in-flight problem`, { exchange: reply.exchange, expected: '/problems/request-in-flight', got: String(reply.json?.type) })
-}
+import { stage6Contention } from './stage6Contention.ts'
+import { expectInFlight, moreInstances } from './stage6Instances.ts'
+import { stage6Purge } from './stage6Purge.ts'
 
 const threeInstances: Check = {
   id: 'three-instances-execute-once',
@@ -57,21 +44,24 @@ const threeInstances: Check = {
     for (const reply of replies) if (reply !== winner) expectInFlight(reply, 'a simultaneous copy')
     await expectExactlyOnce(ctx.bank, before, body, winner)
     // Every instance now answers the retry from the one stored response.
-    for (const bank of banks) expectReplayOf(winner!, await bank.send(bank.postSpec(a!.customer, '/transfers', body, { key })), 'a retry through another instance')
+    for (const bank of banks)
+      expectReplayOf(winner!, await bank.send(bank.postSpec(a!.customer, '/transfers', body, { key })), 'a retry through another instance')
   },
 }
 
 const LEASE_MS = 2_000
+/** The instance that takes over holds its lease this long: long enough that the retry during its transfer is judged on any machine. */
+const TAKEOVER_LEASE_MS = 10_000
 
 const crashTakeover: Check = {
   id: 'crash-then-takeover',
-  title: 'SIGKILL of the instance holding a claim: a retry through another instance waits for the lease, then executes exactly once',
+  title: 'SIGKILL of the instance holding a claim: a retry through another instance waits for the lease, then takes the key over, once',
   points: 10,
-  hint: 'A crashed instance never completes or releases its claim: only its lease, measured by the database (now()), lets another instance take the key over, and only once it has run out.',
+  hint: 'A crashed instance never completes or releases its claim: only its lease, measured by the database (now()), lets another instance take the key over, and only once it has run out. The takeover starts a lease of its own (now() + the lease), or the next retry takes the key over again.',
   timeoutMs: 90_000,
   async run(ctx) {
-    const env = { LAB_LEASE_MS: String(LEASE_MS) }
-    const [holder, other] = await moreInstances(ctx, 2, env)
+    const [holder] = await moreInstances(ctx, 1, { LAB_LEASE_MS: String(LEASE_MS) })
+    const [other] = await moreInstances(ctx, 1, { LAB_LEASE_MS: String(TAKEOVER_LEASE_MS) })
     const [a, b] = await openParties(ctx, 2)
     const { body, key } = plan(ctx, a!, b!)
     const before = await ctx.bank.ledger()
@@ -79,13 +69,36 @@ const crashTakeover: Check = {
     await holder!.server.crash()
     // Before the lease can have run out (it started after claimed.sentAt): another instance must refuse.
     const early = await timed(() => other!.transfer(a!.customer, body, { key }))
-    if (early.answeredAt < claimed.sentAt + LEASE_MS - CLOCK_SLACK_MS) expectInFlight(early.reply, 'a retry before the crashed holder\'s lease ran out')
+    if (early.answeredAt < claimed.sentAt + LEASE_MS - CLOCK_SLACK_MS) expectInFlight(early.reply, "a retry before the crashed holder's lease ran out")
     else ctx.note('the first retry came after the lease could have ended (slow machine): only the takeover was judged')
-    // After the lease has certainly run out (it began before claimed.answeredAt): the retry executes.
+    // After the lease has certainly run out (it began before claimed.answeredAt): the retry takes the key over.
     await sleepUntil(claimed.answeredAt + LEASE_MS + CLOCK_SLACK_MS)
-    const late = await other!.transfer(a!.customer, body, { key })
-    expectEqual(late.status, 201, 'a retry after the crashed holder\'s lease ran out must execute', late.exchange)
-    await expectExactlyOnce(ctx.bank, before, body, late)
+    await other!.core({ hold: true })
+    const takenAt = Date.now()
+    const late = pending(other!.transfer(a!.customer, body, { key }))
+    try {
+      const verdict = await answeredOrInCore(
+        other!,
+        late.then((r) => [r]),
+        0,
+        15_000,
+      )
+      if ('answered' in verdict)
+        fail("a retry after the crashed holder's lease ran out must take the key over and execute", {
+          exchange: verdict.answered[0]!.exchange,
+          got: `HTTP ${verdict.answered[0]!.status}`,
+        })
+      // The new holder's lease runs from its takeover, after takenAt: a retry now must be refused.
+      const third = await timed(() => ctx.bank.transfer(a!.customer, body, { key }))
+      if (third.answeredAt < takenAt + TAKEOVER_LEASE_MS - CLOCK_SLACK_MS)
+        expectInFlight(third.reply, 'a retry while the instance that took the key over is working')
+      else ctx.note('the retry during the takeover came after its lease could have ended (slow machine): not judged')
+    } finally {
+      await other!.core({ hold: false })
+    }
+    const done = await late
+    expectEqual(done.status, 201, 'the retry that took the key over completes once its core is released', done.exchange)
+    await expectExactlyOnce(ctx.bank, before, body, done)
   },
 }
 
@@ -144,7 +157,9 @@ const smallPool: Check = {
         const { inflight } = await bank!.core({})
         if (inflight === HELD) break
         if (Date.now() > deadline)
-          fail(`${HELD} transfers with distinct keys, core held, pool of ${POOL_MAX}: only ${inflight} reached the core; the others wait for a connection that the held ones keep`)
+          fail(
+            `${HELD} transfers with distinct keys, core held, pool of ${POOL_MAX}: only ${inflight} reached the core; the others wait for a connection that the held ones keep`,
+          )
         await sleep(25)
       }
       const answered = await Promise.race([
@@ -152,9 +167,12 @@ const smallPool: Check = {
         sleep(10_000).then(() => undefined),
       ])
       if (!answered)
-        fail(`with ${HELD} transfers held in the core and a pool of ${POOL_MAX}, their duplicates got no answer in 10 s: the held requests keep the pool's connections`, {
-          expected: '409 for each duplicate, at once',
-        })
+        fail(
+          `with ${HELD} transfers held in the core and a pool of ${POOL_MAX}, their duplicates got no answer in 10 s: the held requests keep the pool's connections`,
+          {
+            expected: '409 for each duplicate, at once',
+          },
+        )
       for (const reply of answered) expectInFlight(reply, 'a duplicate of a held transfer')
       await bank!.core({ hold: false })
       for (const reply of await Promise.all(firsts)) expectEqual(reply.status, 201, 'each held transfer completes once the core is released', reply.exchange)
@@ -165,4 +183,4 @@ const smallPool: Check = {
   },
 }
 
-export const stage6: Check[] = [threeInstances, crashTakeover, skewedClocks, smallPool]
+export const stage6: Check[] = [threeInstances, crashTakeover, skewedClocks, smallPool, ...stage6Contention, ...stage6Purge]

@@ -1,0 +1,101 @@
+// Stage 6: transfers that contend for the same accounts, on PostgreSQL.
+//
+// Whether two transactions on one row collide is a matter of timing, unless
+// the grader makes them collide: it locks the two accounts' rows itself, lets
+// every held transfer out of the core, waits until each one's money
+// transaction is queued behind that lock, and only then lets go. Every
+// transaction then started before the first of them committed, so at READ
+// COMMITTED (the bank's) each re-reads the row and goes on, and at
+// SERIALIZABLE or REPEATABLE READ every one but the first fails with 40001,
+// on every run.
+import { setTimeout as sleep } from 'node:timers/promises'
+import pg from 'pg'
+import type { BankClient } from '../../harness/bankClient.ts'
+import { expectEqual, fail, type Check } from '../check.ts'
+import { pending } from './inFlight.ts'
+import { newRows, openParties } from './setup.ts'
+import { moreInstances } from './stage6Instances.ts'
+
+/** The grade's database, as the bank instances see it (harness/postgres.ts gives each its LAB_DATABASE_URL). */
+async function connect(bank: BankClient): Promise<pg.Client> {
+  const url = bank.server.options.env?.LAB_DATABASE_URL
+  if (!url) fail('stage 6 runs on PostgreSQL, but the bank was started without LAB_DATABASE_URL')
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  return client
+}
+
+/** Backends of this database waiting for a lock (pg_stat_activity, read outside any transaction so it is current). */
+async function lockWaiters(client: pg.Client): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+  )
+  return rows[0]!.n
+}
+
+const contendedAccounts: Check = {
+  id: 'contended-accounts-all-execute',
+  title: 'Transfers with distinct keys between the same two accounts, on three instances at once, all execute',
+  points: 10,
+  hint: 'A transfer that waited for another one on the same account must then go on, not fail. The bank moves money at READ COMMITTED with the rows locked FOR UPDATE; at SERIALIZABLE (or REPEATABLE READ) PostgreSQL aborts the later ones with SQLSTATE 40001, and a 40001 must be retried, never returned as a 500.',
+  timeoutMs: 90_000,
+  async run(ctx) {
+    const banks = [ctx.bank, ...(await moreInstances(ctx, 2))]
+    const [a, b] = await openParties(ctx, 2)
+    const [from, to] = [a.accounts[0]!, b.accounts[0]!]
+    // Small enough that all of them fit the smallest opening balance (100 000 won).
+    const transfers = banks.flatMap((bank) =>
+      Array.from({ length: ctx.rng.int(2, 3) }, () => ({ bank, body: { from, to, amount: ctx.rng.amount(1_000, 12_000) }, key: ctx.rng.uuid() })),
+    )
+    const before = await ctx.bank.ledger()
+    const locker = await connect(ctx.bank)
+    const watcher = await connect(ctx.bank)
+    let answered = 0
+    const release = () => Promise.all(banks.map((bank) => bank.core({ hold: false })))
+    try {
+      await Promise.all(banks.map((bank) => bank.core({ hold: true })))
+      await locker.query('BEGIN')
+      await locker.query('SELECT 1 FROM accounts WHERE id = ANY($1) FOR UPDATE', [[from, to]])
+      const replies = transfers.map(({ bank, body, key }) =>
+        pending(bank.transfer(a.customer, body, { key })).then((reply) => {
+          answered++
+          return reply
+        }),
+      )
+      await waitFor(
+        transfers.length,
+        'reached the core',
+        async () => answered + (await Promise.all(banks.map((bank) => bank.core({})))).reduce((n, s) => n + s.inflight, 0),
+      )
+      await release()
+      await waitFor(transfers.length, 'queued for the accounts', async () => answered + (await lockWaiters(watcher)))
+      await locker.query('COMMIT')
+      const failed = (await Promise.all(replies)).filter((r) => r.status !== 201)
+      if (failed.length)
+        fail(`${failed.length} of ${transfers.length} transfers between the same two accounts failed once they had waited for each other`, {
+          exchange: failed[0]!.exchange,
+          expected: `HTTP 201 for all ${transfers.length}`,
+          got: failed.map((r) => `HTTP ${r.status}`).join(', '),
+        })
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined)
+      await Promise.all([locker.end(), watcher.end()])
+      await release().catch(() => undefined)
+    }
+    const rows = newRows(before, await ctx.bank.ledger()).filter((e) => e.from === from && e.to === to)
+    expectEqual(rows.length, transfers.length, `${transfers.length} transfers with distinct keys, ${transfers.length} ledger rows`)
+  },
+}
+
+/** Polls `count()` (requests accounted for) until it covers all `total`. */
+async function waitFor(total: number, what: string, count: () => Promise<number>): Promise<void> {
+  const deadline = Date.now() + 15_000
+  for (;;) {
+    const n = await count()
+    if (n >= total) return
+    if (Date.now() > deadline) fail(`${total} transfers, after 15 s only ${n} had been answered or ${what}`)
+    await sleep(25)
+  }
+}
+
+export const stage6Contention: Check[] = [contendedAccounts]

@@ -1,0 +1,23 @@
+// What stage 6's checks share: more instances of the graded stage on the one
+// database, and the one answer a duplicate of a request in flight may get.
+import type { BankClient } from '../../harness/bankClient.ts'
+import type { Reply } from '../../harness/http.ts'
+import { expectProblem, fail, type CheckContext } from '../check.ts'
+
+/** `count` more instances of the graded stage on the default instance's database. */
+export async function moreInstances(ctx: CheckContext, count: number, env: Record<string, string> = {}): Promise<BankClient[]> {
+  const banks: BankClient[] = []
+  for (let i = 0; i < count; i++) banks.push(await ctx.startServer({ sameDatabase: true, env }))
+  return banks
+}
+
+/** A duplicate turned away while the first request is in flight: 409 request-in-flight, nothing else. */
+export function expectInFlight(reply: Reply, what: string): void {
+  expectProblem(reply, 409, `${what} must be answered 409 (in flight) while the first one holds the key`)
+  if (reply.json?.type !== '/problems/request-in-flight')
+    fail(`${what}: expected the request-in-flight problem`, {
+      exchange: reply.exchange,
+      expected: '/problems/request-in-flight',
+      got: String(reply.json?.type),
+    })
+}

@@ -1,0 +1,61 @@
+// Stage 6: the batch purge, run by one instance while another holds a claim.
+import { expectEqual, fail, type Check } from '../check.ts'
+import { CLOCK_SLACK_MS, sleepUntil, timed } from './clock.ts'
+import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
+import { freshKey, openParties } from './setup.ts'
+import { expectInFlight, moreInstances } from './stage6Instances.ts'
+
+const TTL_MS = 1_000
+/** Far beyond the TTL: the claim is expired and still leased for the whole check. */
+const LEASE_MS = 30_000
+
+const purgeSparesLiveClaims: Check = {
+  id: 'purge-spares-live-claims',
+  title: 'A purge run by another instance spares a claim still in flight past its TTL: its duplicate gets 409, the money moves once',
+  points: 10,
+  hint: "A purge may delete a row only once no request can still work under it: expired, and completed or with its lease run out, both by the database's now(). An expired claim whose lease is live is all that stops a duplicate.",
+  timeoutMs: 90_000,
+  async run(ctx) {
+    const env = { LAB_KEY_TTL_MS: String(TTL_MS), LAB_LEASE_MS: String(LEASE_MS) }
+    // Started before the claim, so nothing it did has purged yet: its first request's claim is its first purge.
+    const [holder, purger] = await moreInstances(ctx, 2, env)
+    const [a, b] = await openParties(ctx, 2)
+    const { body, key } = plan(ctx, a!, b!)
+    const before = await ctx.bank.ledger()
+    const claimed = await timed(() => holdInCore(holder!, () => holder!.transfer(a!.customer, body, { key })))
+    const { reply } = claimed.reply
+    try {
+      // The claim was made before claimed.answeredAt: after this its TTL has certainly passed.
+      await sleepUntil(claimed.answeredAt + TTL_MS + CLOCK_SLACK_MS)
+      // A request of its own through the other instance, which purges the table (the reference solution purges on a claim).
+      const own = await purger!.deposit(b!.customer, { to: b!.accounts[0]!, amount: ctx.rng.amount(1_000, 9_000) }, { key: freshKey(ctx) })
+      expectEqual(own.status, 201, 'an unrelated deposit with a fresh key executes', own.exchange)
+      await purger!.core({ hold: true })
+      const duplicate = pending(purger!.transfer(a!.customer, body, { key }))
+      const verdict = await answeredOrInCore(
+        purger!,
+        duplicate.then((r) => [r]),
+        0,
+      )
+      // The lease began after claimed.sentAt: until then the claim is live by any clock.
+      if (Date.now() >= claimed.sentAt + LEASE_MS - CLOCK_SLACK_MS) ctx.note('the duplicate came after the lease could have ended (slow machine): not judged')
+      else if ('reachedCore' in verdict)
+        fail(
+          "a duplicate of a request in flight, past the key's TTL but within its lease, was let into the core: the claim was deleted (by the purge?) while its request still worked",
+          {
+            expected: '409 request-in-flight',
+            got: 'the duplicate executing in the core',
+          },
+        )
+      else expectInFlight(verdict.answered[0]!, 'a duplicate past the TTL, within the lease')
+    } finally {
+      await purger!.core({ hold: false })
+      await holder!.core({ hold: false })
+    }
+    const first = await reply
+    expectEqual(first.status, 201, 'the held transfer completes once its core is released', first.exchange)
+    await expectExactlyOnce(ctx.bank, before, body, first)
+  },
+}
+
+export const stage6Purge: Check[] = [purgeSparesLiveClaims]
