@@ -19,7 +19,7 @@ import { stageSuite } from './helpers/stageSuite.ts'
 const SEEDS = [3, 2_718, 16_180] as const
 
 stageSuite(2, {
-  seeds: [...SEEDS],
+  seeds: [SEEDS[0], SEEDS[1]],
   mutants: stage2Mutants,
   // The starter is stage 1's layer: a re-serialized retry is a duplicate there too.
   starterPasses: ['reserialized-retry'],
