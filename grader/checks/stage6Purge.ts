@@ -8,17 +8,20 @@ import { expectInFlight, moreInstances } from './stage6Instances.ts'
 const TTL_MS = 1_000
 /** Far beyond the TTL: the claim is expired and still leased for the whole check. */
 const LEASE_MS = 30_000
+/** The purging instance's clock runs ahead by more than the lease: by its own clock, the claim's lease is over. */
+const PURGER_AHEAD_MS = LEASE_MS + 10_000
 
 const purgeSparesLiveClaims: Check = {
   id: 'purge-spares-live-claims',
-  title: 'A purge run by another instance spares a claim still in flight past its TTL: its duplicate gets 409, the money moves once',
+  title: 'A purge run by another instance, whose clock runs ahead, spares a claim still in flight past its TTL: its duplicate gets 409, the money moves once',
   points: 10,
-  hint: "A purge may delete a row only once no request can still work under it: expired, and completed or with its lease run out, both by the database's now(). An expired claim whose lease is live is all that stops a duplicate.",
+  hint: "A purge may delete a row only once no request can still work under it: expired, and completed or with its lease run out, both by the database's now() (the purging instance's clock here runs 40 s ahead). An expired claim whose lease is live is all that stops a duplicate.",
   timeoutMs: 90_000,
   async run(ctx) {
     const env = { LAB_KEY_TTL_MS: String(TTL_MS), LAB_LEASE_MS: String(LEASE_MS) }
     // Started before the claim, so nothing it did has purged yet: its first request's claim is its first purge.
-    const [holder, purger] = await moreInstances(ctx, 2, env)
+    const [holder] = await moreInstances(ctx, 1, env)
+    const [purger] = await moreInstances(ctx, 1, { ...env, LAB_CLOCK_OFFSET_MS: String(PURGER_AHEAD_MS) })
     const [a, b] = await openParties(ctx, 2)
     const { body, key } = plan(ctx, a!, b!)
     const before = await ctx.bank.ledger()

@@ -180,6 +180,20 @@ export const stage6Mutants: Mutant[] = [
     edits: [{ file: 'keyStore.ts', find: 'WHERE ${DEAD} LIMIT ${PURGE_BATCH}', replace: 'WHERE expires_at <= now() LIMIT ${PURGE_BATCH}' }],
   },
   {
+    id: 'purge-by-instance-clock',
+    stage: 6,
+    title: "The purge judges expiry and leases by the instance's Date.now(): an instance whose clock runs ahead deletes a claim still in flight",
+    mustFail: 'purge-spares-live-claims',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: 'WHERE ${DEAD} LIMIT ${PURGE_BATCH}',
+        replace:
+          "WHERE expires_at <= to_timestamp(${Date.now() / 1000}) AND (status = 'completed' OR lease_until <= to_timestamp(${Date.now() / 1000})) LIMIT ${PURGE_BATCH}",
+      },
+    ],
+  },
+  {
     id: 'takeover-keeps-old-lease',
     stage: 6,
     title: 'A takeover that changes the owner but not the lease: the key stays up for grabs, and the next retry takes it over again',
