@@ -32,7 +32,14 @@ function forwardable(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeader
 /** A server behind the proxy, with its own connections (a dead process's are dropped with it). */
 type Upstream = { url: URL; agent: http.Agent; inRotation: boolean }
 
-const newAgent = () => new http.Agent({ keepAlive: true, maxSockets: 64 })
+/**
+ * A fresh connection to the bank for every request. With keep-alive, an
+ * instance left idle through a restart closes its pooled connections (Node's
+ * 5 s keepAliveTimeout) just as the proxy reuses one: the request dies with
+ * ECONNRESET although no server died, and a client is cut off for nothing (a
+ * CI run lost a plain transfer the bank never saw). Loopback connections are cheap.
+ */
+const newAgent = () => new http.Agent({ keepAlive: false, maxSockets: 64 })
 
 export class FaultProxy {
   url = ''

@@ -89,6 +89,8 @@ describe('the fault proxy', () => {
 describe('the fault proxy as a round-robin balancer', () => {
   // Three stand-in upstreams that answer with their place in the list.
   const upstreams = [0, 1, 2].map((place) => createServer((_, res) => res.end(String(place))))
+  const connections = [0, 0, 0]
+  upstreams.forEach((u, place) => u.on('connection', () => connections[place]!++))
   let balancer: FaultProxy
   let client: Sender
   const urls = () => upstreams.map((u) => `http://127.0.0.1:${(u.address() as AddressInfo).port}`)
@@ -126,5 +128,13 @@ describe('the fault proxy as a round-robin balancer', () => {
     balancer.putBack(1, urls()[1]!)
     expect(await answeredBy(3)).toBe('0 1 2')
     expect(balancer.forwarded).toEqual([5, 3, 5])
+  })
+
+  // A pooled connection the upstream closes as it idles (Node's keepAliveTimeout)
+  // can be reused at that very moment: ECONNRESET, and a client cut off as if a
+  // server had died. One connection per request rules the race out.
+  it('opens a connection of its own for every request, so none is cut by an idle timeout', () => {
+    expect(connections).toEqual(balancer.forwarded)
+    expect(balancer.applied['server-killed']).toBe(0)
   })
 })
