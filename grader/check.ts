@@ -36,10 +36,12 @@ export type CheckContext = {
 /**
  * What a check needs besides the HTTP contract. A server graded with
  * `--server CMD` offers only the contract, so such checks are skipped there:
- * 'sqlite-file' opens the server's SQLite file (white box), 'learner-code'
- * calls an export of the stage's TypeScript.
+ * 'database' reads the layer's tables in the bank's database, SQLite file or
+ * PostgreSQL (white box, layerRows.ts); 'sqlite-file' needs the SQLite file
+ * itself (its schema, or a query run on it); 'learner-code' calls an export
+ * of the stage's TypeScript.
  */
-export type CheckNeeds = 'sqlite-file' | 'learner-code'
+export type CheckNeeds = 'database' | 'sqlite-file' | 'learner-code'
 
 export type Check = {
   id: string

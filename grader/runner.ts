@@ -137,6 +137,7 @@ async function runCheck(run: Run, check: Check, stage: Stage, server: ServerProc
 }
 
 const NEEDS: Record<CheckNeeds, string> = {
+  database: "it reads the layer's rows in the server's database (white box)",
   'sqlite-file': "it opens the server's SQLite file (white box)",
   'learner-code': "it calls the stage's TypeScript",
 }

@@ -75,7 +75,7 @@ function checksTable(stage: Stage, inner: string, path: string): string {
     return row([`\`${c.id}\``, String(c.points), title, ...proseColumns.map((h) => prose.get(c.id)?.get(h) ?? '')])
   })
   const earlier = cumulativePoints(stage.number) - stage.points
-  const whiteBox = stage.database === 'postgres' ? ' (less the white-box checks, which need the SQLite file)' : ''
+  const whiteBox = stage.database === 'postgres' ? ' (less the checks that need the SQLite file itself)' : ''
   const regression = `; with the earlier stages' checks as regression${whiteBox} a stage ${stage.number} grade is out of`
   const total = `${checks.length} checks, ${stage.points} points${earlier > 0 ? `${regression} ${cumulativePoints(stage.number)}.` : '.'}`
   return [

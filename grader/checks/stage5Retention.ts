@@ -8,7 +8,6 @@
 // a request sent after (answered + TTL) arrives after it expired. Whether a
 // key was remembered is judged by the body bytes and the ledger,
 // not by the Idempotent-Replayed marker, which is stage 4's business.
-import Database from 'better-sqlite3'
 import pLimit from 'p-limit'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { TransferBody } from '../../harness/bankClient.ts'
@@ -16,7 +15,7 @@ import { expectEqual, expectStatus, fail, type Check, type CheckContext } from '
 import type { Reply } from '../../harness/http.ts'
 import { CLOCK_SLACK_MS, sleepUntil, timed } from './clock.ts'
 import { expectChangedBodyRefused, expectConsistent, openParties, rowsBetween } from './setup.ts'
-import { BANK_TABLES } from './keyTable.ts'
+import { describeRows as describe, layerRows, totalRows as total } from './layerRows.ts'
 import { isReplay } from './replies.ts'
 import { expiryChecks } from './stage5Expiry.ts'
 
@@ -152,40 +151,17 @@ const newExecutionAfterExpiry: Check = {
   },
 }
 
-/** The bank's own tables; every other table belongs to the idempotency layer. */
-
-/** Rows per table of the layer, read from the database file without writing to it. */
-function layerRows(dbPath: string): Record<string, number> {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true })
-  try {
-    const tables = db
-      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-      .all()
-      .filter((t) => !BANK_TABLES.has(t.name))
-    const count = (table: string) => db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM "${table.replaceAll('"', '""')}"`).get()!.n
-    return Object.fromEntries(tables.map((t) => [t.name, count(t.name)]))
-  } finally {
-    db.close()
-  }
-}
-const total = (rows: Record<string, number>) => Object.values(rows).reduce((s, n) => s + n, 0)
-const describe = (rows: Record<string, number>) =>
-  Object.entries(rows)
-    .map(([t, n]) => `${t}: ${n}`)
-    .join(', ') || 'no tables'
-
 const purgeBounded: Check = {
   id: 'purge-bounded',
   title: 'Expired keys are purged: N expired keys leave at most a few rows',
   points: 4,
   hint: 'Delete expired rows (completed, or in progress with the lease run out too), lazily from claim() or on a timer, at least once per TTL.',
   timeoutMs: 20_000,
-  needs: 'sqlite-file',
+  needs: 'database',
   async run(ctx) {
     const ttlMs = 400
     const maxRows = 3
     const { bank, a } = await shortTtlBank(ctx, ttlMs, 2)
-    const { dbPath } = bank.server.options
     const count = ctx.rng.int(30, 45)
     // Deposits, and every third a small transfer, each under its own key, four at a time.
     const plans = Array.from({ length: count }, (_, i) =>
@@ -197,10 +173,10 @@ const purgeBounded: Check = {
     const replies = await Promise.all(plans.map((p) => limit(() => bank.send(bank.postSpec(a.customer, p.path, p.body, { key: p.key })))))
     replies.forEach((r) => expectStatus(r, 201, 'each request, under its own key, executes'))
     const lastAnswer = Date.now()
-    const stored = layerRows(dbPath)
+    const stored = await layerRows(bank)
     if (total(stored) === 0)
       fail(
-        `after ${count} requests with keys, no table of the layer in the bank's database has any row (${describe(stored)}): keep the keys in the bank's SQLite file`,
+        `after ${count} requests with keys, no table of the layer in the bank's database has any row (${describe(stored)}): keep the keys in the bank's database`,
       )
     await sleepUntil(lastAnswer + ttlMs + CLOCK_SLACK_MS)
     // Every key above has expired. One request under a new key gives a lazy
@@ -208,7 +184,7 @@ const purgeBounded: Check = {
     expectStatus(await bank.deposit(a.customer, { to: a.accounts[0]!, amount: ctx.rng.amount() }, { key: ctx.rng.uuid() }), 201, 'a deposit after the TTL')
     const deadline = Date.now() + ttlMs + 1_000
     for (;;) {
-      const left = layerRows(dbPath)
+      const left = await layerRows(bank)
       if (total(left) <= maxRows) {
         ctx.note(`${count} keys with a ${ttlMs} ms TTL: ${total(stored)} row(s) before expiry, ${total(left)} after (${describe(left)})`)
         return

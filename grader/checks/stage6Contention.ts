@@ -9,21 +9,12 @@
 // SERIALIZABLE or REPEATABLE READ every one but the first fails with 40001,
 // on every run.
 import { setTimeout as sleep } from 'node:timers/promises'
-import pg from 'pg'
-import type { BankClient } from '../../harness/bankClient.ts'
+import type pg from 'pg'
 import { expectEqual, fail, type Check } from '../check.ts'
 import { pending } from './inFlight.ts'
+import { connectToDatabase } from './layerRows.ts'
 import { newRows, openParties } from './setup.ts'
 import { moreInstances } from './stage6Instances.ts'
-
-/** The grade's database, as the bank instances see it (harness/postgres.ts gives each its LAB_DATABASE_URL). */
-async function connect(bank: BankClient): Promise<pg.Client> {
-  const url = bank.server.options.env?.LAB_DATABASE_URL
-  if (!url) fail('stage 6 runs on PostgreSQL, but the bank was started without LAB_DATABASE_URL')
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  return client
-}
 
 /** Backends of this database waiting for a lock (pg_stat_activity, read outside any transaction so it is current). */
 async function lockWaiters(client: pg.Client): Promise<number> {
@@ -39,6 +30,8 @@ const contendedAccounts: Check = {
   points: 10,
   hint: 'A transfer that waited for another one on the same account must then go on, not fail. The bank moves money at READ COMMITTED with the rows locked FOR UPDATE; at SERIALIZABLE (or REPEATABLE READ) PostgreSQL aborts the later ones with SQLSTATE 40001, and a 40001 must be retried, never returned as a 500.',
   timeoutMs: 90_000,
+  // It locks the accounts' rows itself, on the grade's database.
+  needs: 'database',
   async run(ctx) {
     const banks = [ctx.bank, ...(await moreInstances(ctx, 2))]
     const [a, b] = await openParties(ctx, 2)
@@ -48,8 +41,8 @@ const contendedAccounts: Check = {
       Array.from({ length: ctx.rng.int(2, 3) }, () => ({ bank, body: { from, to, amount: ctx.rng.amount(1_000, 12_000) }, key: ctx.rng.uuid() })),
     )
     const before = await ctx.bank.ledger()
-    const locker = await connect(ctx.bank)
-    const watcher = await connect(ctx.bank)
+    const locker = await connectToDatabase(ctx.bank)
+    const watcher = await connectToDatabase(ctx.bank)
     let answered = 0
     const release = () => Promise.all(banks.map((bank) => bank.core({ hold: false })))
     try {

@@ -1,6 +1,9 @@
 // Stage 6: the batch purge, run by one instance while another holds a claim.
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { BankClient } from '../../harness/bankClient.ts'
 import { expectEqual, fail, type Check } from '../check.ts'
 import { CLOCK_SLACK_MS, sleepUntil, timed } from './clock.ts'
+import { describeRows, layerRows, totalRows } from './layerRows.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { freshKey, openParties } from './setup.ts'
 import { expectInFlight, moreInstances } from './stage6Instances.ts'
@@ -15,8 +18,10 @@ const purgeSparesLiveClaims: Check = {
   id: 'purge-spares-live-claims',
   title: 'A purge run by another instance, whose clock runs ahead, spares a claim still in flight past its TTL: its duplicate gets 409, the money moves once',
   points: 10,
-  hint: "A purge may delete a row only once no request can still work under it: expired, and completed or with its lease run out, both by the database's now() (the purging instance's clock here runs 40 s ahead). An expired claim whose lease is live is all that stops a duplicate.",
+  hint: "Purge expired rows (on a claim, or on a timer at least once per TTL), but delete a row only once no request can still work under it: expired, and completed or with its lease run out, both by the database's now() (the purging instance's clock here runs 40 s ahead). An expired claim whose lease is live is all that stops a duplicate.",
   timeoutMs: 90_000,
+  // It sees that a purge ran in the layer's rows.
+  needs: 'database',
   async run(ctx) {
     const env = { LAB_KEY_TTL_MS: String(TTL_MS), LAB_LEASE_MS: String(LEASE_MS) }
     // Started before the claim, so nothing it did has purged yet: its first request's claim is its first purge.
@@ -25,6 +30,10 @@ const purgeSparesLiveClaims: Check = {
     const [a, b] = await openParties(ctx, 2)
     const { body, key } = plan(ctx, a!, b!)
     const before = await ctx.bank.ledger()
+    // A key done before the claim: once expired, any purge deletes its row, which proves a purge ran.
+    const doneKey = freshKey(ctx)
+    const done = await holder!.deposit(a!.customer, { to: a!.accounts[0]!, amount: ctx.rng.amount(1_000, 9_000) }, { key: doneKey })
+    expectEqual(done.status, 201, 'a deposit under a key of its own executes', done.exchange)
     const claimed = await timed(() => holdInCore(holder!, () => holder!.transfer(a!.customer, body, { key })))
     const { reply } = claimed.reply
     try {
@@ -33,6 +42,9 @@ const purgeSparesLiveClaims: Check = {
       // A request of its own through the other instance, which purges the table (the reference solution purges on a claim).
       const own = await purger!.deposit(b!.customer, { to: b!.accounts[0]!, amount: ctx.rng.amount(1_000, 9_000) }, { key: freshKey(ctx) })
       expectEqual(own.status, 201, 'an unrelated deposit with a fresh key executes', own.exchange)
+      // A lazy purge ran on that request; a purge on a timer (at least once per TTL) gets one more TTL, on every instance.
+      await sleepUntil(claimed.answeredAt + 2 * (TTL_MS + CLOCK_SLACK_MS))
+      await purgeRan(holder!, doneKey)
       await purger!.core({ hold: true })
       const duplicate = pending(purger!.transfer(a!.customer, body, { key }))
       const verdict = await answeredOrInCore(
@@ -59,6 +71,25 @@ const purgeSparesLiveClaims: Check = {
     expectEqual(first.status, 201, 'the held transfer completes once its core is released', first.exchange)
     await expectExactlyOnce(ctx.bank, before, body, first)
   },
+}
+
+/**
+ * That a purge has deleted the expired row of `doneKey` (waiting a little
+ * more, for a timer late on a loaded machine). Without a purge there is
+ * nothing to judge, and a table that is never purged is itself the fault.
+ */
+async function purgeRan(bank: BankClient, doneKey: string): Promise<void> {
+  const deadline = Date.now() + TTL_MS + CLOCK_SLACK_MS
+  for (;;) {
+    const left = await layerRows(bank, doneKey)
+    if (totalRows(left) === 0) return
+    if (Date.now() > deadline)
+      fail(`key ${doneKey} expired over ${TTL_MS} ms ago, a request came after that, and no purge has deleted its row: expired rows must be purged`, {
+        expected: 'its row deleted by a purge (on a claim, or on a timer at least once per TTL)',
+        got: describeRows(left),
+      })
+    await sleep(50)
+  }
 }
 
 export const stage6Purge: Check[] = [purgeSparesLiveClaims]

@@ -194,6 +194,49 @@ export const stage6Mutants: Mutant[] = [
     ],
   },
   {
+    id: 'purge-on-timer-by-instance-clock',
+    stage: 6,
+    title: "The purge runs on a timer and judges rows by the instance's Date.now(): the instance whose clock runs ahead deletes a claim still in flight",
+    mustFail: 'purge-spares-live-claims',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: `      // An instance's timer only says how often to purge; which rows go is decided by now().
+      if (Date.now() - lastPurge >= purgeEveryMs) {
+        lastPurge = Date.now()
+        await purge()
+      }
+`,
+        replace: '',
+      },
+      {
+        file: 'keyStore.ts',
+        find: '  return {\n    async claim(',
+        replace:
+          "  // 'a background job keeps the table small'\n  setInterval(() => void purge().catch(() => undefined), purgeEveryMs).unref()\n  return {\n    async claim(",
+      },
+      {
+        file: 'keyStore.ts',
+        find: 'WHERE ${DEAD} LIMIT ${PURGE_BATCH}',
+        replace:
+          "WHERE expires_at <= to_timestamp(${Date.now() / 1000}) AND (status = 'completed' OR lease_until <= to_timestamp(${Date.now() / 1000})) LIMIT ${PURGE_BATCH}",
+      },
+    ],
+  },
+  {
+    id: 'never-purged-on-postgres',
+    stage: 6,
+    title: 'Expired keys are ignored on lookup but never purged: the shared table grows without bound',
+    mustFail: 'purge-spares-live-claims',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: 'const purgeEveryMs = Math.max(1, Math.min(ttlMs, 60_000))',
+        replace: 'const purgeEveryMs = Number.POSITIVE_INFINITY',
+      },
+    ],
+  },
+  {
     id: 'takeover-keeps-old-lease',
     stage: 6,
     title: 'A takeover that changes the owner but not the lease: the key stays up for grabs, and the next retry takes it over again',
