@@ -14,7 +14,7 @@ import type { Reply } from '../../harness/http.ts'
 import { CLOCK_SLACK_MS, sleepUntil } from './clock.ts'
 import { expectChangedBodyRefused, is2xx, newRows, openParties, type Party } from './setup.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
-import { courseRule } from '../courseRule.ts'
+import { expectRetryAfterLeft } from './retryAfter.ts'
 
 /** An instance with lease `leaseMs` and two funded customers. */
 async function leaseBank(ctx: CheckContext, leaseMs: number) {
@@ -131,27 +131,6 @@ const leaseLength: Check = {
 
 const RETRY_AFTER_LEASE_MS = 5_000
 
-/**
- * The Retry-After a correct server may send for a probe: the lease left at
- * the moment it decided, in whole seconds, at least 1. That moment and the
- * claim's are each known to lie between two clock readings, so the value lies
- * in a range; rounding down or up are both accepted.
- */
-function retryAfterRange(claim: { sentAt: number; inCoreAt: number }, sentAt: number, answeredAt: number) {
-  const least = claim.sentAt + RETRY_AFTER_LEASE_MS - answeredAt - CLOCK_SLACK_MS
-  const most = claim.inCoreAt + RETRY_AFTER_LEASE_MS - sentAt + CLOCK_SLACK_MS
-  return { low: Math.max(1, Math.floor(least / 1000)), high: Math.max(1, Math.ceil(most / 1000)) }
-}
-
-/** Retry-After in seconds: delta-seconds, or an HTTP-date (1 s resolution) relative to the answer. */
-function retryAfterSeconds(reply: Reply, answeredAt: number): number | undefined {
-  const value = reply.headers['retry-after']
-  if (value === undefined) return undefined
-  if (/^\d+$/.test(value)) return Number(value)
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? undefined : Math.round((date - answeredAt) / 1000)
-}
-
 const retryAfterTruthful: Check = {
   id: 'retry-after-remaining-lease',
   title: "The 409's Retry-After is the time left on the lease: about the whole lease at first, less later",
@@ -177,17 +156,8 @@ const retryAfterTruthful: Check = {
           }
           const reply = decided.answered[0]!
           expectProblem(reply, 409, 'a duplicate while the first request holds its lease gets 409')
-          const { low, high } = retryAfterRange(claim, sentAt, seenAt)
-          const seconds = retryAfterSeconds(reply, seenAt)
-          // An HTTP-date has whole seconds: one more second of play either way.
-          const play = /^\d+$/.test(reply.headers['retry-after'] ?? '') ? 0 : 1
           const what = `${sentAt - claim.inCoreAt} ms into a ${RETRY_AFTER_LEASE_MS} ms lease`
-          if (seconds === undefined || seconds < low - play || seconds > high + play)
-            fail(courseRule('retryAfter', `${what}, Retry-After must say how long the lease has left`), {
-              exchange: reply.exchange,
-              expected: `Retry-After: ${low === high ? low : `${low} to ${high}`} (seconds)`,
-              got: reply.headers['retry-after'] === undefined ? '(no Retry-After header)' : `Retry-After: ${reply.headers['retry-after']}`,
-            })
+          expectRetryAfterLeft(reply, { leaseMs: RETRY_AFTER_LEASE_MS, ...claim }, sentAt, seenAt, what)
           seen.push(`${what}: Retry-After ${reply.headers['retry-after']}`)
         }
         await bank.core({ hold: false })

@@ -11,6 +11,7 @@ import { newRows, openParties } from './setup.ts'
 import { heldBurst } from './heldBurst.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { expectReplayOf } from './replies.ts'
+import { expectRetryAfterLeft } from './retryAfter.ts'
 import { stage6Contention } from './stage6Contention.ts'
 import { expectInFlight, moreInstances } from './stage6Instances.ts'
 import { stage6Purge } from './stage6Purge.ts'
@@ -109,9 +110,9 @@ const SKEWED_TTL_MS = 40_000
 
 const skewedClocks: Check = {
   id: 'skewed-clocks',
-  title: 'Instances whose clocks are 60 s apart agree on leases and expiry, because the database decides',
+  title: 'Instances whose clocks are 60 s apart agree on leases, the lease left (Retry-After) and expiry, because the database decides',
   points: 10,
-  hint: "Compute lease_until and expires_at, and compare them, with the database's now(): never with Date.now() of the instance, which may be tens of seconds off.",
+  hint: "Compute lease_until and expires_at, compare them, and count the lease left for Retry-After, with the database's now(): never with Date.now() of the instance, which may be tens of seconds off.",
   timeoutMs: 90_000,
   async run(ctx) {
     const settings = { LAB_LEASE_MS: String(SKEWED_LEASE_MS), LAB_KEY_TTL_MS: String(SKEWED_TTL_MS) }
@@ -120,10 +121,21 @@ const skewedClocks: Check = {
     const [a, b] = await openParties(ctx, 2)
     const { body, key } = plan(ctx, a!, b!)
     const before = await ctx.bank.ledger()
-    const { reply } = await holdInCore(behind!, () => behind!.transfer(a!.customer, body, { key }))
+    const claimed = await timed(() => holdInCore(behind!, () => behind!.transfer(a!.customer, body, { key })))
+    const { reply } = claimed.reply
+    const claim = { leaseMs: SKEWED_LEASE_MS, sentAt: claimed.sentAt, inCoreAt: claimed.answeredAt }
     try {
-      // The lease has 20 s to go by the database; the instance 30 s ahead must not see it as over.
-      expectInFlight(await ahead!.transfer(a!.customer, body, { key }), 'a duplicate through the instance 30 s ahead')
+      // The lease has 20 s to go by the database: the instance 30 s ahead must not see it as over, nor either one
+      // tell a client to come back later (or sooner) than the lease says.
+      for (const [bank, where] of [
+        [ahead!, 'the instance 30 s ahead'],
+        [behind!, 'the instance 30 s behind, which holds the claim'],
+      ] as const) {
+        const duplicate = await timed(() => bank.transfer(a!.customer, body, { key }))
+        expectInFlight(duplicate.reply, `a duplicate through ${where}`)
+        const into = `${duplicate.sentAt - claim.inCoreAt} ms into a ${SKEWED_LEASE_MS} ms lease`
+        expectRetryAfterLeft(duplicate.reply, claim, duplicate.sentAt, duplicate.answeredAt, `a duplicate through ${where}, ${into}`)
+      }
     } finally {
       await behind!.core({ hold: false })
     }

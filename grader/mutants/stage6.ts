@@ -36,6 +36,20 @@ export const stage6Mutants: Mutant[] = [
     ],
   },
   {
+    id: 'retry-after-by-instance-clock',
+    stage: 6,
+    title:
+      "Leases by the database, but the lease left for Retry-After from the instance's Date.now(): an instance 30 s off tells clients to come back at the wrong time",
+    mustFail: 'skewed-clocks',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: 'ceil(extract(epoch FROM lease_until - now()) * 1000)::int AS "leftMs"',
+        replace: '(ceil(extract(epoch FROM lease_until) * 1000) - ${Date.now()})::int AS "leftMs"',
+      },
+    ],
+  },
+  {
     id: 'transaction-across-core',
     stage: 6,
     title: 'A transaction (and its pooled connection) held open across the core call: a small pool starves, duplicates wait',
