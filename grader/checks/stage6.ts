@@ -103,10 +103,15 @@ const crashTakeover: Check = {
   },
 }
 
-/** Far apart enough that an instance's own clock would end the lease, and the key, at once. */
+/**
+ * Far apart enough that an instance's own clock would end the lease, and the
+ * key, at once: to the instance 30 s ahead, a lease of 20 s and a TTL of 25 s
+ * are over before they began. The TTL still leaves the check 25 s, by the
+ * database, from the claim to the last retry.
+ */
 const SKEW_MS = 30_000
 const SKEWED_LEASE_MS = 20_000
-const SKEWED_TTL_MS = 40_000
+const SKEWED_TTL_MS = 25_000
 
 const skewedClocks: Check = {
   id: 'skewed-clocks',
@@ -141,8 +146,11 @@ const skewedClocks: Check = {
     }
     const first = await reply
     expectEqual(first.status, 201, 'the held transfer completes once its core is released', first.exchange)
-    // The key has 40 s to live by the database; to the instance 60 s ahead of its creator it must still be there.
-    expectReplayOf(first, await ahead!.transfer(a!.customer, body, { key }), 'a retry through the instance 30 s ahead')
+    // The key lives 25 s by the database; by the clock of the instance ahead, it expired before it was made.
+    const retry = await timed(() => ahead!.transfer(a!.customer, body, { key }))
+    if (retry.answeredAt > claimed.sentAt + SKEWED_TTL_MS - CLOCK_SLACK_MS)
+      ctx.note(`the retry came ${retry.answeredAt - claimed.sentAt} ms after the claim, past the TTL itself (slow machine): not judged`)
+    else expectReplayOf(first, retry.reply, 'a retry through the instance 30 s ahead')
     await expectExactlyOnce(ctx.bank, before, body, first)
   },
 }

@@ -50,6 +50,16 @@ export const stage6Mutants: Mutant[] = [
     ],
   },
   {
+    id: 'expiry-by-instance-clock',
+    stage: 6,
+    title: "Leases by the database, but expiry judged by the instance's Date.now(): to an instance 30 s ahead, a key with a 25 s TTL is gone at once, and its retry executes again",
+    mustFail: 'skewed-clocks',
+    edits: [
+      { file: 'keyStore.ts', find: 'expires_at <= now() AS expired', replace: 'expires_at <= to_timestamp(${Date.now() / 1000}) AS expired' },
+      { file: 'keyStore.ts', find: 'DELETE FROM idempotency_keys WHERE ${WHERE} AND ${DEAD}', replace: 'DELETE FROM idempotency_keys WHERE ${WHERE}' },
+    ],
+  },
+  {
     id: 'transaction-across-core',
     stage: 6,
     title: 'A transaction (and its pooled connection) held open across the core call: a small pool starves, duplicates wait',
