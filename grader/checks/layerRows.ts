@@ -76,3 +76,26 @@ async function postgresRows(bank: BankClient, mentioning: string | undefined): P
     await client.end()
   }
 }
+
+/** Backends of this database waiting for a lock (pg_stat_activity, read outside any transaction so it is current). */
+export async function lockWaiters(client: pg.Client): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+  )
+  return rows[0]!.n
+}
+
+/**
+ * In the open transaction of `client`, locks every row of the layer's tables
+ * in which `text` appears (FOR UPDATE): whoever writes one of them waits for
+ * the caller's COMMIT or ROLLBACK. Returns how many rows it locked.
+ */
+export async function lockRowsMentioning(client: pg.Client, text: string): Promise<number> {
+  const { rows: tables } = await client.query<{ name: string }>(
+    "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
+  )
+  let locked = 0
+  for (const { name } of tables.filter((t) => !BANK_TABLES.has(t.name)))
+    locked += (await client.query(`SELECT 1 FROM ${quote(name)} AS r WHERE strpos(r::text, $1) > 0 FOR UPDATE`, [text])).rowCount ?? 0
+  return locked
+}

@@ -15,6 +15,7 @@ import { expectRetryAfterLeft } from './retryAfter.ts'
 import { stage6Contention } from './stage6Contention.ts'
 import { expectInFlight, moreInstances } from './stage6Instances.ts'
 import { stage6Purge } from './stage6Purge.ts'
+import { stage6Takeover } from './stage6Takeover.ts'
 
 const threeInstances: Check = {
   id: 'three-instances-execute-once',
@@ -203,4 +204,4 @@ const smallPool: Check = {
   },
 }
 
-export const stage6: Check[] = [threeInstances, crashTakeover, skewedClocks, smallPool, ...stage6Contention, ...stage6Purge]
+export const stage6: Check[] = [threeInstances, crashTakeover, ...stage6Takeover, skewedClocks, smallPool, ...stage6Contention, ...stage6Purge]

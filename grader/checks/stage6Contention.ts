@@ -8,21 +8,11 @@
 // COMMITTED (the bank's) each re-reads the row and goes on, and at
 // SERIALIZABLE or REPEATABLE READ every one but the first fails with 40001,
 // on every run.
-import { setTimeout as sleep } from 'node:timers/promises'
-import type pg from 'pg'
 import { expectEqual, fail, type Check } from '../check.ts'
 import { pending } from './inFlight.ts'
-import { connectToDatabase } from './layerRows.ts'
+import { connectToDatabase, lockWaiters } from './layerRows.ts'
 import { newRows, openParties } from './setup.ts'
-import { moreInstances } from './stage6Instances.ts'
-
-/** Backends of this database waiting for a lock (pg_stat_activity, read outside any transaction so it is current). */
-async function lockWaiters(client: pg.Client): Promise<number> {
-  const { rows } = await client.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-  )
-  return rows[0]!.n
-}
+import { moreInstances, waitFor } from './stage6Instances.ts'
 
 const contendedAccounts: Check = {
   id: 'contended-accounts-all-execute',
@@ -50,18 +40,21 @@ const contendedAccounts: Check = {
       await locker.query('BEGIN')
       await locker.query('SELECT 1 FROM accounts WHERE id = ANY($1) FOR UPDATE', [[from, to]])
       const replies = transfers.map(({ bank, body, key }) =>
-        pending(bank.transfer(a.customer, body, { key })).then((reply) => {
-          answered++
-          return reply
-        }),
+        pending(
+          bank.transfer(a.customer, body, { key }).then((reply) => {
+            answered++
+            return reply
+          }),
+        ),
       )
       await waitFor(
         transfers.length,
+        'transfers',
         'reached the core',
         async () => answered + (await Promise.all(banks.map((bank) => bank.core({})))).reduce((n, s) => n + s.inflight, 0),
       )
       await release()
-      await waitFor(transfers.length, 'queued for the accounts', async () => answered + (await lockWaiters(watcher)))
+      await waitFor(transfers.length, 'transfers', 'queued for the accounts', async () => answered + (await lockWaiters(watcher)))
       await locker.query('COMMIT')
       const failed = (await Promise.all(replies)).filter((r) => r.status !== 201)
       if (failed.length)
@@ -78,17 +71,6 @@ const contendedAccounts: Check = {
     const rows = newRows(before, await ctx.bank.ledger()).filter((e) => e.from === from && e.to === to)
     expectEqual(rows.length, transfers.length, `${transfers.length} transfers with distinct keys, ${transfers.length} ledger rows`)
   },
-}
-
-/** Polls `count()` (requests accounted for) until it covers all `total`. */
-async function waitFor(total: number, what: string, count: () => Promise<number>): Promise<void> {
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    const n = await count()
-    if (n >= total) return
-    if (Date.now() > deadline) fail(`${total} transfers, after 15 s only ${n} had been answered or ${what}`)
-    await sleep(25)
-  }
 }
 
 export const stage6Contention: Check[] = [contendedAccounts]

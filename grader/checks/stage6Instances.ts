@@ -1,5 +1,6 @@
 // What stage 6's checks share: more instances of the graded stage on the one
 // database, and the one answer a duplicate of a request in flight may get.
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { BankClient } from '../../harness/bankClient.ts'
 import type { Reply } from '../../harness/http.ts'
 import { expectProblem, fail, type CheckContext } from '../check.ts'
@@ -20,4 +21,15 @@ export function expectInFlight(reply: Reply, what: string): void {
       expected: '/problems/request-in-flight',
       got: String(reply.json?.type),
     })
+}
+
+/** Polls `count()` (how many of `total` requests are accounted for) until it covers them all; fails after 15 s. */
+export async function waitFor(total: number, what: string, state: string, count: () => Promise<number>): Promise<void> {
+  const deadline = Date.now() + 15_000
+  for (;;) {
+    const n = await count()
+    if (n >= total) return
+    if (Date.now() > deadline) fail(`${total} ${what}, after 15 s only ${n} had been answered or ${state}`)
+    await sleep(25)
+  }
 }

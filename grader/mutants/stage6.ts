@@ -52,7 +52,8 @@ export const stage6Mutants: Mutant[] = [
   {
     id: 'expiry-by-instance-clock',
     stage: 6,
-    title: "Leases by the database, but expiry judged by the instance's Date.now(): to an instance 30 s ahead, a key with a 25 s TTL is gone at once, and its retry executes again",
+    title:
+      "Leases by the database, but expiry judged by the instance's Date.now(): to an instance 30 s ahead, a key with a 25 s TTL is gone at once, and its retry executes again",
     mustFail: 'skewed-clocks',
     edits: [
       { file: 'keyStore.ts', find: 'expires_at <= now() AS expired', replace: 'expires_at <= to_timestamp(${Date.now() / 1000}) AS expired' },
@@ -257,6 +258,19 @@ export const stage6Mutants: Mutant[] = [
         file: 'keyStore.ts',
         find: 'const purgeEveryMs = Math.max(1, Math.min(ttlMs, 60_000))',
         replace: 'const purgeEveryMs = Number.POSITIVE_INFINITY',
+      },
+    ],
+  },
+  {
+    id: 'takeover-without-compare-and-set',
+    stage: 6,
+    title: 'A takeover that overwrites the owner whatever it now is: two instances that read the same expired lease both take the key over, and both execute',
+    mustFail: 'simultaneous-takeovers-once',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: "WHERE ${WHERE} AND owner = $5 AND status = 'in_progress' AND lease_until <= now()`,\n          [clientId, route, key, owner, row.owner],",
+        replace: "WHERE ${WHERE}`, // 'we just read that the lease is over'\n          [clientId, route, key, owner],",
       },
     ],
   },

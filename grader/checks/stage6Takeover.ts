@@ -1,0 +1,85 @@
+// Stage 6: retries through several instances that find the same expired
+// lease at once. Each one reads the row, sees the lease over, and writes the
+// takeover; only a compare-and-set (UPDATE … WHERE owner = the one it read AND
+// lease_until <= now()) lets exactly one of them win.
+//
+// The race is made certain, not hoped for: the grader locks the key's row
+// itself (FOR UPDATE, in its own transaction), lets the retries in, waits
+// until every takeover write is queued behind that lock, and only then lets
+// go. Each queued write then runs after the one before it committed: a
+// guarded one finds the owner changed and takes nothing, an unguarded one
+// takes the key from the retry that just took it.
+import { expectEqual, fail, type Check } from '../check.ts'
+import type { Reply } from '../../harness/http.ts'
+import { CLOCK_SLACK_MS, sleepUntil, timed } from './clock.ts'
+import { expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
+import { connectToDatabase, lockRowsMentioning, lockWaiters } from './layerRows.ts'
+import { openParties } from './setup.ts'
+import { expectInFlight, moreInstances, waitFor } from './stage6Instances.ts'
+
+const LEASE_MS = 1_500
+/** The takers' own lease: long enough that the losers are judged while the winner still holds it, on any machine. */
+const TAKER_LEASE_MS = 30_000
+
+const simultaneousTakeovers: Check = {
+  id: 'simultaneous-takeovers-once',
+  title: 'Retries through three instances that find the same expired lease at once: one takes the key over, the others get 409',
+  points: 10,
+  hint: 'Take an expired claim over with a compare-and-set: UPDATE … SET owner = yours, lease_until = now() + lease WHERE the key AND owner = the owner you read AND lease_until <= now(), and count the rows it changed. Another instance may have taken the key over between your SELECT and your UPDATE.',
+  timeoutMs: 90_000,
+  // It locks the key's row itself, on the grade's database.
+  needs: 'database',
+  async run(ctx) {
+    const [holder] = await moreInstances(ctx, 1, { LAB_LEASE_MS: String(LEASE_MS) })
+    const takers = await moreInstances(ctx, 3, { LAB_LEASE_MS: String(TAKER_LEASE_MS) })
+    const [a, b] = await openParties(ctx, 2)
+    const { body, key } = plan(ctx, a!, b!)
+    const before = await ctx.bank.ledger()
+    const claimed = await timed(() => holdInCore(holder!, () => holder!.transfer(a!.customer, body, { key })))
+    await holder!.server.crash()
+    // The crashed holder's lease began before claimed.answeredAt: after this it is over by any clock.
+    await sleepUntil(claimed.answeredAt + LEASE_MS + CLOCK_SLACK_MS)
+
+    const locker = await connectToDatabase(ctx.bank)
+    const watcher = await connectToDatabase(ctx.bank)
+    const release = () => Promise.all(takers.map((t) => t.core({ hold: false })))
+    let replies: Array<Promise<Reply>> = []
+    try {
+      await Promise.all(takers.map((t) => t.core({ hold: true })))
+      await locker.query('BEGIN')
+      if ((await lockRowsMentioning(locker, key)) === 0) fail(`no row of the layer's tables holds the key ${key} of the crashed instance's claim`)
+      const answers: Reply[] = []
+      const inCore = async () => (await Promise.all(takers.map((t) => t.core({})))).reduce((n, s) => n + s.inflight, 0)
+      replies = takers.map((t) =>
+        pending(
+          t.transfer(a!.customer, body, { key }).then((reply) => {
+            answers.push(reply)
+            return reply
+          }),
+        ),
+      )
+      // Each retry has read the expired row and waits to write its takeover (or was answered, or is in a core).
+      await waitFor(takers.length, 'retries', 'queued behind the lock', async () => answers.length + (await inCore()) + (await lockWaiters(watcher)))
+      await locker.query('ROLLBACK')
+      await waitFor(takers.length, 'retries', 'reached a core', async () => answers.length + (await inCore()))
+      const took = await inCore()
+      if (took > 1)
+        fail(`${takers.length} retries found the expired lease at once and ${took} of them took the key over: each went on to execute`, {
+          expected: 'at most one takeover; every other retry answered 409 request-in-flight',
+          got: `${took} retries in the cores`,
+        })
+      for (const reply of answers) expectInFlight(reply, 'a retry that lost the race to take the key over')
+      ctx.note(`${took} of ${takers.length} simultaneous retries took the expired claim over`)
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined)
+      await Promise.all([locker.end(), watcher.end()])
+      await release().catch(() => undefined)
+    }
+    // The winner completes; with no winner (every retry refused), one more retry executes.
+    const winner = (await Promise.all(replies)).find((r) => r.status === 201) ?? (await takers[0]!.transfer(a!.customer, body, { key }))
+    expectEqual(winner.status, 201, 'the retry that took the key over completes once its core is released', winner.exchange)
+    await expectExactlyOnce(ctx.bank, before, body, winner)
+  },
+}
+
+export const stage6Takeover: Check[] = [simultaneousTakeovers]
