@@ -34,6 +34,8 @@ const purgeSparesLiveClaims: Check = {
     const doneKey = freshKey(ctx)
     const done = await holder!.deposit(a!.customer, { to: a!.accounts[0]!, amount: ctx.rng.amount(1_000, 9_000) }, { key: doneKey })
     expectEqual(done.status, 201, 'a deposit under a key of its own executes', done.exchange)
+    if (totalRows(await layerRows(holder!, doneKey)) === 0)
+      fail(`no row of the layer's tables holds the key ${doneKey} just used: store each key as the client sent it`)
     const claimed = await timed(() => holdInCore(holder!, () => holder!.transfer(a!.customer, body, { key })))
     const { reply } = claimed.reply
     try {
