@@ -47,7 +47,8 @@ const simultaneousTakeovers: Check = {
     try {
       await Promise.all(takers.map((t) => t.core({ hold: true })))
       await locker.query('BEGIN')
-      if ((await lockRowsMentioning(locker, key)) === 0) fail(`no row of the layer's tables holds the key ${key} of the crashed instance's claim: store each key as the client sent it`)
+      if ((await lockRowsMentioning(locker, key)) === 0)
+        fail(`no row of the layer's tables holds the key ${key} of the crashed instance's claim: store each key as the client sent it`)
       const answers: Reply[] = []
       const inCore = async () => (await Promise.all(takers.map((t) => t.core({})))).reduce((n, s) => n + s.inflight, 0)
       replies = takers.map((t) =>
