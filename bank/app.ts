@@ -5,6 +5,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { z } from 'zod'
 import { hashApiKey, newApiKey, requireAdmin, requireClient } from './auth.ts'
 import type { Config } from './config.ts'
+import { clockAdmin } from './clockAdmin.ts'
 import { CoreBanking } from './core.ts'
 import type { Db } from './db.ts'
 import type { Layer, Operation } from './layer.ts'
@@ -73,6 +74,7 @@ export function createApp(db: Db, config: Config, layer: Layer) {
 
   app.get('/admin/core', admin, (_req, res) => send(res, jsonOutcome(200, core.state())))
   app.put('/admin/core', admin, (req, res) => send(res, jsonOutcome(200, core.update(parse(CoreUpdate, req.body)))))
+  clockAdmin(app, admin, parse)
 
   // ---- clients --------------------------------------------------------------
   app.post('/accounts', client, (req, res) => {

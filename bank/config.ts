@@ -25,10 +25,14 @@ const schema = z.object({
     .min(1)
     .default(16 * 1024),
   // Stage 6: a PostgreSQL URL instead of the SQLite file (bank/pg/), its pool
-  // size, and this instance's clock offset (the grader skews instances' clocks).
+  // size, and this instance's clock offset (the grader skews instances' clocks;
+  // any stage honours it).
   LAB_DATABASE_URL: z.string().optional(),
   LAB_DB_POOL_MAX: z.coerce.number().int().min(1).default(10),
   LAB_CLOCK_OFFSET_MS: z.coerce.number().int().default(0),
+  // Set only by the grader: the bank's clock stands at this value (ms since
+  // the epoch) until the grader moves it with PUT /admin/clock (clock.ts).
+  LAB_CLOCK_NOW_MS: z.coerce.number().int().min(0).optional(),
 })
 
 export type Config = {
@@ -44,6 +48,7 @@ export type Config = {
   databaseUrl: string | undefined
   poolMax: number
   clockOffsetMs: number
+  clockNowMs: number | undefined
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -61,5 +66,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.LAB_DATABASE_URL,
     poolMax: e.LAB_DB_POOL_MAX,
     clockOffsetMs: e.LAB_CLOCK_OFFSET_MS,
+    clockNowMs: e.LAB_CLOCK_NOW_MS,
   }
 }

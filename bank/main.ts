@@ -5,12 +5,15 @@
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { createApp } from './app.ts'
+import { installClock } from './clock.ts'
 import { loadConfig } from './config.ts'
 import { openDatabase } from './db.ts'
 import { createHttpServer } from './httpServer.ts'
 import type { CreateLayer } from './layer.ts'
 
 const config = loadConfig()
+// Before the layer is loaded: whatever it reads of Date reads this clock.
+installClock({ offsetMs: config.clockOffsetMs, startMs: config.clockNowMs })
 // LAB_DATABASE_URL: PostgreSQL (stage 6, bank/pg/); otherwise the SQLite file.
 const { app, close } = config.databaseUrl ? await (await import('./pg/open.ts')).openPgBank(config, config.databaseUrl) : await openSqliteBank()
 

@@ -1,6 +1,7 @@
 // What a check is. Each stage lists its checks as data (grader/checks/stageN.ts);
 // the runner (runner.ts) is generic.
 import type { BankClient } from '../harness/bankClient.ts'
+import type { GradeClock } from '../harness/gradeClock.ts'
 import type { Stage } from '../harness/course.ts'
 import { CheckFailure, type FailureDetails } from '../harness/failure.ts'
 import type { Exchange, Reply } from '../harness/http.ts'
@@ -31,6 +32,11 @@ export type CheckContext = {
   /** Partial credit: the points this check earns if it then fails (a pass always earns all of them). */
   award(points: number): void
   signal: AbortSignal
+  /**
+   * The grade's clock: what every server's Date.now() and the database's
+   * now() read. A check whose property is a moment moves it (timeline.ts).
+   */
+  clock: GradeClock
 }
 
 /**
@@ -51,6 +57,12 @@ export type Check = {
   hint: string
   timeoutMs: number
   needs?: CheckNeeds
+  /**
+   * Its property is a moment (a lease, a TTL, a purge, Retry-After): it moves
+   * the clock. If it fails while the layer reads a clock the grader cannot
+   * move, it is run again on the real clock before it fails (runner.ts).
+   */
+  timed?: true
   run(ctx: CheckContext): Promise<void>
 }
 

@@ -27,8 +27,13 @@ export type CheckScope = {
   awarded(): number
 }
 
-export function makeCheckContext(run: Run, check: Check, stage: Stage, server: ServerProcess): CheckScope {
-  const { options, workspace, adminToken, defaultDb } = run
+/**
+ * The context of one run of `check` against `server`. By default on the
+ * grade's timeline and its shared server; a run again on the real clock
+ * (runner.ts) passes a real clock, and a server of its own on `defaultDb`.
+ */
+export function makeCheckContext(run: Run, check: Check, stage: Stage, server: ServerProcess, clock = run.clock, defaultDb = run.defaultDb): CheckScope {
+  const { options, workspace, adminToken } = run
   const notes: string[] = []
   const trace: Exchange[] = []
   const extra: ServerProcess[] = []
@@ -47,6 +52,7 @@ export function makeCheckContext(run: Run, check: Check, stage: Stage, server: S
     bank: new BankClient(server, http, adminToken),
     dbPath: defaultDb,
     signal: abort.signal,
+    clock,
     note: (line) => notes.push(line),
     award: (points) => (awarded = Math.max(0, Math.min(check.points, Math.floor(points)))),
     stageDir: (n) => {
@@ -57,7 +63,7 @@ export function makeCheckContext(run: Run, check: Check, stage: Stage, server: S
       return workspace.stageDir(stage)
     },
     async startServer(opts: StartOptions = {}) {
-      const instance = await run.newServer(opts.sameDatabase ? defaultDb : workspace.newDbPath(), opts.env)
+      const instance = await run.newServer(opts.sameDatabase ? defaultDb : workspace.newDbPath(), opts.env, clock)
       extra.push(instance)
       await instance.start()
       return new BankClient(instance, http, adminToken)

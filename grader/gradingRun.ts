@@ -13,6 +13,7 @@ import type { Exchange } from '../harness/http.ts'
 import { databasesPerPath, startPostgres, type GradeDatabases } from '../harness/postgres.ts'
 import { stageSandbox } from '../harness/sandbox.ts'
 import type { ServerCommand } from '../harness/serverCommand.ts'
+import { clockIsControlled, GradeClock } from '../harness/gradeClock.ts'
 import { ServerProcess } from '../harness/spawnServer.ts'
 import { Workspace, type ScanTarget, type Source } from '../harness/workspace.ts'
 
@@ -42,6 +43,8 @@ export type GradeOptions = {
   sandboxTmp?: string
   /** Grade this command's server (`--server CMD`, any language) instead of a stage folder. */
   server?: ServerCommand
+  /** Run every check on the host's clock, waiting out leases and TTLs (--real-clock), as for a server whose clock cannot be moved. */
+  realClock?: boolean
 }
 
 /** One grading's settings, and what it has learned so far about the server and the folder. */
@@ -55,7 +58,9 @@ export type Run = {
   scanned: ScanTarget
   /** A stage on PostgreSQL (6): the grade's server, and a database per database file. */
   pg?: GradeDatabases
-  newServer(dbPath: string, env?: Record<string, string>): Promise<ServerProcess>
+  /** The grade's timeline (gradeClock.ts): every server and database of the grade follows it unless given another. */
+  clock: GradeClock
+  newServer(dbPath: string, env?: Record<string, string>, clock?: GradeClock): Promise<ServerProcess>
   /** One shared server for all checks; started again if a check killed it. */
   shared?: ServerProcess
   serverStartMs: number
@@ -81,6 +86,7 @@ export async function prepareRun(options: GradeOptions): Promise<Run> {
   const sandbox = options.sandbox ? { ...stageSandbox(graded, [workspace.stageDir(graded)], writable), tmp: options.sandboxTmp } : undefined
   sandboxExports(options.sandbox ? { dataDir: workspace.tmp, tmp: options.sandboxTmp } : undefined)
   const scanned = workspace.scanTarget(graded)
+  const gradeClock = new GradeClock(!options.realClock)
   return {
     options,
     graded,
@@ -89,11 +95,13 @@ export async function prepareRun(options: GradeOptions): Promise<Run> {
     defaultDb: workspace.newDbPath(),
     scanned,
     pg,
-    newServer: async (dbPath, env = {}) => {
-      const fullEnv = { ...(await pg?.envFor(dbPath)), ...env }
+    clock: gradeClock,
+    newServer: async (dbPath, env = {}, clock = gradeClock) => {
+      const fullEnv = { ...(await pg?.envFor(dbPath, clock)), ...env }
       return options.server
-        ? foreignServer(options, options.server, workspace, adminToken, dbPath, fullEnv)
+        ? foreignServer(options, options.server, workspace, adminToken, dbPath, fullEnv, clock)
         : new ServerProcess({
+            clock,
             stageDir: workspace.stageDir(graded),
             dbPath,
             adminToken,
@@ -111,8 +119,17 @@ export async function prepareRun(options: GradeOptions): Promise<Run> {
 }
 
 /** A --server command brings its own code: the same contract, the same environment, its own sandbox. */
-function foreignServer(options: GradeOptions, command: ServerCommand, workspace: Workspace, adminToken: string, dbPath: string, env: Record<string, string>) {
+function foreignServer(
+  options: GradeOptions,
+  command: ServerCommand,
+  workspace: Workspace,
+  adminToken: string,
+  dbPath: string,
+  env: Record<string, string>,
+  clock: GradeClock,
+) {
   return new ServerProcess({
+    clock,
     command,
     stageDir: workspace.stageDir(stageByNumber(options.stage)),
     dbPath,
@@ -129,6 +146,8 @@ export async function startShared(run: Run): Promise<string | undefined> {
     run.shared = await run.newServer(run.defaultDb)
     await run.shared.start()
     run.serverStartMs ||= run.shared.lastStartMs
+    // A --server may not offer PUT /admin/clock: then the grade waits on real time.
+    if (run.clock.controlled && !(await clockIsControlled(run.shared))) run.clock.useRealTime()
     return undefined
   } catch (error) {
     // A computed path into solutions/ that the permission model stopped.

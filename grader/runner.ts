@@ -15,6 +15,8 @@ import { CheckFailure } from '../harness/failure.ts'
 import type { ServerCommand } from '../harness/serverCommand.ts'
 import type { ServerProcess } from '../harness/spawnServer.ts'
 import { describeSource, type Source } from '../harness/workspace.ts'
+import { GradeClock } from '../harness/gradeClock.ts'
+import { uncontrolledClocks } from './uncontrolledClocks.ts'
 
 export type { GradeOptions } from './gradingRun.ts'
 
@@ -94,9 +96,47 @@ async function gradeCheck(run: Run, check: Check, stage: Stage): Promise<CheckRe
   return runCheck(run, check, stage, run.shared!)
 }
 
+/**
+ * Runs the check on the grade's clock. A timed check that fails there while
+ * the layer reads a clock the grader cannot move is run again on the real
+ * clock, on a server of its own: its verdict is that run's, with a note.
+ */
 async function runCheck(run: Run, check: Check, stage: Stage, server: ServerProcess): Promise<CheckResult> {
+  const result = await runOnce(run, check, stage, server)
+  const clocks = result.status === 'fail' && check.timed && run.clock.controlled ? clocksToBlame(run) : []
+  if (clocks.length === 0) return result
+  const why = `it failed on the grader's clock, and the layer reads ${clocks.join(', ')}, which the grader cannot move`
+  const realClock = new GradeClock(false)
+  const dbPath = run.workspace.newDbPath()
+  const own = await run.newServer(dbPath, {}, realClock)
+  try {
+    try {
+      await own.start()
+    } catch (error) {
+      return {
+        ...result,
+        notes: [...result.notes, `${why}, but a server on the real clock did not start to run it again: ${(error as Error).message.split('\n')[0]}`],
+      }
+    }
+    const again = await runOnce(run, check, stage, own, realClock, dbPath)
+    const verdict = again.passed
+      ? `passed on the real clock (${why}; the stage README says which clock to read)`
+      : `failed on the real clock too (run again there because ${why})`
+    return { ...again, durationMs: result.durationMs + again.durationMs, notes: [verdict, ...again.notes] }
+  } finally {
+    await own.stop()
+  }
+}
+
+/** The clocks the graded code reads that the grader cannot move; a --server's code is not read, so any. */
+function clocksToBlame(run: Run): string[] {
+  if (run.options.server) return ["a clock of the --server's own"]
+  return uncontrolledClocks(run.workspace.stageDir(run.graded))
+}
+
+async function runOnce(run: Run, check: Check, stage: Stage, server: ServerProcess, clock = run.clock, dbPath = run.defaultDb): Promise<CheckResult> {
   const t0 = performance.now()
-  const scope = makeCheckContext(run, check, stage, server)
+  const scope = makeCheckContext(run, check, stage, server, clock, dbPath)
   const servers = () => [server, ...scope.extra]
   let outcome: ClassifiedFailure | undefined
   const limit = checkTimeLimit(check.timeoutMs, servers)

@@ -16,9 +16,16 @@ import { arch, platform, tmpdir, userInfo } from 'node:os'
 import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
+import { installPgClock, setPgClock } from './pgClock.ts'
 import { childEnv, onCleanup, track } from './processes.ts'
 
-export type PgDatabase = { name: string; url: string; drop(): Promise<void> }
+export type PgDatabase = {
+  name: string
+  url: string
+  /** Moves the database's now() to `nowMs` (undefined: the real clock, as it starts). See pgClock.ts. */
+  setClock(nowMs: number | undefined): Promise<void>
+  drop(): Promise<void>
+}
 export type PgServer = {
   /** 'embedded' or 'external' (LAB_DATABASE_URL). */
   kind: 'embedded' | 'external'
@@ -49,9 +56,11 @@ function databaseHost(adminUrl: string) {
     await withClient(adminUrl, (c) => c.query(`CREATE DATABASE ${name}`))
     const url = new URL(adminUrl)
     url.pathname = `/${name}`
+    await withClient(url.href, (c) => installPgClock(c, name, undefined))
     return {
       name,
       url: url.href,
+      setClock: (nowMs) => withClient(url.href, (c) => setPgClock(c, nowMs)),
       // FORCE: a crashed bank may still hold connections.
       drop: () => withClient(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
     }
@@ -218,13 +227,22 @@ async function waitReady(url: string, server: ChildProcess, log: () => string): 
  * started on "the same database" share one; all dropped, and the server
  * stopped, by dispose().
  */
+type ClockedTimeline = { followDatabase(database: PgDatabase): Promise<void> }
+
 export function databasesPerPath(server: PgServer) {
   const made = new Map<string, Promise<PgDatabase>>()
   return {
     server,
-    async envFor(dbPath: string): Promise<Record<string, string>> {
+    /** The settings that point an instance at `dbPath`'s database; a database made now follows `clock`. */
+    async envFor(dbPath: string, clock?: ClockedTimeline): Promise<Record<string, string>> {
       let database = made.get(dbPath)
-      if (!database) made.set(dbPath, (database = server.createDatabase()))
+      if (!database) {
+        const creating = server.createDatabase().then(async (db) => {
+          await clock?.followDatabase(db)
+          return db
+        })
+        made.set(dbPath, (database = creating))
+      }
       return { LAB_DATABASE_URL: (await database).url }
     },
     async dispose(): Promise<void> {

@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Agent, request } from 'undici'
 import { confinementArgs } from './confinement.ts'
+import type { GradeClock } from './gradeClock.ts'
 import type { Endpoint } from './http.ts'
 import { childEnv, signalGroup, stopGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
@@ -32,6 +33,8 @@ export type ServerOptions = {
   sandbox?: SandboxSpec
   /** A server of any language (`--server CMD`) instead of bank/main.ts; same environment, same handling. */
   command?: ServerCommand
+  /** The grade's timeline: every start stands at its moment, and it moves the server from then on (gradeClock.ts). */
+  clock?: GradeClock
 }
 
 export class ServerStartError extends Error {}
@@ -143,6 +146,10 @@ export class ServerProcess {
     return this.socket ? { url: this.url, socketPath: this.socket.path, agent: this.socket.agent } : this.url
   }
 
+  get adminToken(): string {
+    return this.options.adminToken
+  }
+
   get pid(): number | undefined {
     return this.child?.pid
   }
@@ -168,7 +175,8 @@ export class ServerProcess {
   private async spawnAndWait(): Promise<void> {
     const { options } = this
     const timeoutMs = options.startTimeoutMs ?? startCeilingMs()
-    const env = serverEnv(options)
+    // A restarted instance stands at the timeline's moment of its restart, not of its first start.
+    const env = { ...serverEnv(options), ...options.clock?.env() }
     const { file, args } = serverCommand(options, env)
     const child = spawn(file, args, {
       cwd: serverCwd(options),
@@ -195,6 +203,7 @@ export class ServerProcess {
     try {
       this.url = await this.waitForListening(deadline, timeoutMs)
       await this.waitForHealth(deadline, timeoutMs)
+      options.clock?.follow(this)
     } catch (error) {
       await this.stop()
       throw error

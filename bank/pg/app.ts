@@ -8,6 +8,7 @@ import { parse, requireHost, toProblem } from '../app.ts'
 import { hashApiKey, newApiKey, requireAdmin } from '../auth.ts'
 import { jsonBody, type RawRequest } from '../body.ts'
 import type { Config } from '../config.ts'
+import { clockAdmin } from '../clockAdmin.ts'
 import { CoreBanking } from '../core.ts'
 import { repeatedKeyProblem } from '../keyLines.ts'
 import { HttpProblem, jsonOutcome, problem, writeOutcome as send, type Outcome } from '../problem.ts'
@@ -69,6 +70,7 @@ export function createPgApp(pool: Pool, config: Config, layer: PgLayer) {
 
   app.get('/admin/core', admin, (_req, res) => send(res, jsonOutcome(200, core.state())))
   app.put('/admin/core', admin, (req, res) => send(res, jsonOutcome(200, core.update(parse(CoreUpdate, req.body)))))
+  clockAdmin(app, admin, parse)
 
   app.post('/accounts', client, async (req, res) => {
     const { balance } = parse(NewAccount, req.body)

@@ -2,19 +2,19 @@
 // Retry-After says about it, and what a takeover may and may not do.
 //
 // Each check starts its own instance with a lease of a known length L and
-// holds the first request in the core, so the claim's moment is bounded by
-// two readings of the clock: after the request was sent, and before we saw it
-// in the core. A probe is placed at a fraction of L from those bounds, far
-// enough from the lease's end that no delay of a loaded machine can move it
-// across; when a probe's own answer comes back too late to tell, the check
-// says so instead of guessing.
+// holds the first request in the core; the claim was made at one moment of
+// the grade's clock, which stands still until a check moves it. A probe goes
+// at the lease's last millisecond (claim + L - 1) and another at its first
+// millisecond after (claim + L): timeline.ts. On a real clock the same probes
+// stand a margin inside and outside, and a stalled machine makes a round
+// inconclusive instead of deciding it.
 import type { BankClient, TransferBody } from '../../harness/bankClient.ts'
 import { expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
-import { CLOCK_SLACK_MS, sleepUntil } from './clock.ts'
 import { expectChangedBodyRefused, is2xx, newRows, openParties, type Party } from './setup.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { expectRetryAfterLeft } from './retryAfter.ts'
+import { decidedInside, elapsed, firstOutside, lastInside, momentOf, untilConclusive, type Moment } from './timeline.ts'
 
 /** An instance with lease `leaseMs` and two funded customers. */
 async function leaseBank(ctx: CheckContext, leaseMs: number) {
@@ -27,12 +27,10 @@ async function leaseBank(ctx: CheckContext, leaseMs: number) {
 async function holdFirst(ctx: CheckContext, bank: BankClient, a: Party, b: Party) {
   const { body, key } = plan(ctx, a, b)
   const before = await bank.ledger()
-  const sentAt = Date.now()
-  const { reply: first } = await holdInCore(bank, () => bank.transfer(a.customer, body, { key }))
-  // The claim was made in [sentAt, inCoreAt]; so its lease ends in [sentAt + L, inCoreAt + L].
-  const claim = { sentAt, inCoreAt: Date.now() }
+  // The claim was made at `claim` (exactly, on a controlled clock): its lease ends at claim + L.
+  const { at: claim, value: held } = await momentOf(ctx.clock, () => holdInCore(bank, () => bank.transfer(a.customer, body, { key })))
   const send = (other: TransferBody = body) => pending(bank.transfer(a.customer, other, { key }))
-  return { body, key, before, first, claim, send }
+  return { body, key, before, first: held.reply, claim, send }
 }
 
 /** An instance with lease `leaseMs`, two funded customers, and one held first request. */
@@ -41,31 +39,17 @@ async function heldClaim(ctx: CheckContext, leaseMs: number) {
   return { bank, a, b, ...(await holdFirst(ctx, bank, a, b)) }
 }
 
-/** Sends one duplicate while the core is held: answered (refused) or in the core (executing). */
-async function probe(bank: BankClient, reply: Promise<Reply>, inCore: number) {
-  const sentAt = Date.now()
-  const seen = await answeredOrInCore(
-    bank,
-    reply.then((r) => [r]),
-    inCore,
+/** Moves the clock to `at`, sends one duplicate while the core is held: answered (refused) or in the core (executing). */
+async function probeAt(ctx: CheckContext, bank: BankClient, at: number, send: () => Promise<Reply>, inCore: number) {
+  await ctx.clock.moveTo(at)
+  const { at: sent, value: seen } = await momentOf(ctx.clock, () =>
+    answeredOrInCore(
+      bank,
+      send().then((r) => [r]),
+      inCore,
+    ),
   )
-  return { sentAt, seenAt: Date.now(), seen }
-}
-
-const ROUNDS = 3
-
-/**
- * Runs a round of a check whose probes must fall inside a lease; a round
- * returns 'inconclusive' when a probe was decided so late that the lease may
- * really have ended (a stalled machine), and is then run again on a fresh
- * key. Only a round that could tell decides the verdict.
- */
-async function untilConclusive(ctx: CheckContext, round: () => Promise<'done' | 'inconclusive'>): Promise<void> {
-  for (let attempt = 1; attempt <= ROUNDS; attempt++) {
-    if ((await round()) === 'done') return
-    ctx.note(`round ${attempt}: a probe was decided too late to tell (the machine stalled); again with a fresh key`)
-  }
-  fail(`in ${ROUNDS} rounds the server never answered a probe inside the lease in time: the machine is too slow to grade this`)
+  return { sent, seen }
 }
 
 /** Lets every held request of an abandoned round finish. */
@@ -78,41 +62,42 @@ const LENGTH_MS = 4_000
 
 const leaseLength: Check = {
   id: 'lease-length',
-  title: 'A claim holds for LAB_LEASE_MS: a retry at a quarter of the lease gets 409, one just after it takes over',
+  title: "A claim holds for LAB_LEASE_MS: a retry at the lease's last millisecond gets 409, one at its end takes over",
   points: 4,
-  hint: 'lease_until = claim time + LAB_LEASE_MS, both in milliseconds (config.leaseMs is already in ms; Date.now() too): no / 1000, no * 1000.',
+  hint: 'lease_until = claim time + LAB_LEASE_MS, both in milliseconds (config.leaseMs is already in ms; Date.now() too); the claim has expired once lease_until <= now.',
   timeoutMs: 45_000,
+  timed: true,
   async run(ctx) {
     const { bank, a, b } = await leaseBank(ctx, LENGTH_MS)
     await untilConclusive(ctx, async () => {
       const { body, before, first, claim, send } = await holdFirst(ctx, bank, a, b)
+      let retried: Promise<Reply> | undefined
       try {
-        // Inside: a quarter of the lease after the claim. A lease a thousand times too short ran out long ago.
-        await sleepUntil(claim.inCoreAt + LENGTH_MS / 4)
-        const earlyReply = send()
-        const early = await probe(bank, earlyReply, 1)
+        // Inside: the lease's last millisecond. A lease a thousand times too short ran out long ago.
+        const insideAt = lastInside(ctx.clock, claim, LENGTH_MS, (LENGTH_MS * 3) / 4)
+        const early = await probeAt(ctx, bank, insideAt, () => (retried = send()), 1)
         if ('reachedCore' in early.seen) {
-          if (early.seenAt >= claim.sentAt + LENGTH_MS - CLOCK_SLACK_MS) {
-            await settle(bank, [first, earlyReply])
+          if (!decidedInside(ctx.clock, claim, LENGTH_MS, early.sent.to)) {
+            await settle(bank, [first, retried!])
             return 'inconclusive'
           }
           fail(
-            `a retry ${early.sentAt - claim.inCoreAt} ms after the claim took it over and is executing, although the lease is ${LENGTH_MS} ms: ` +
-              'the lease is much shorter than LAB_LEASE_MS (is it divided by 1000 somewhere?)',
+            `a retry ${elapsed(claim, insideAt)} after the claim, inside its ${LENGTH_MS} ms lease, took it over and is executing: ` +
+              'the lease is shorter than LAB_LEASE_MS (is it divided by 1000 somewhere, or compared the wrong way round?)',
             { expected: 'HTTP 409 (the first request still holds its lease)', got: 'a second execution waiting in the core' },
           )
         }
-        expectProblem(early.seen.answered[0]!, 409, `a retry ${early.sentAt - claim.inCoreAt} ms into a ${LENGTH_MS} ms lease gets 409`)
+        expectProblem(early.seen.answered[0]!, 409, `a retry ${elapsed(claim, insideAt)} into a ${LENGTH_MS} ms lease gets 409`)
 
-        // Outside: a tenth of the lease after its latest possible end. A lease a thousand times too long still holds.
-        await sleepUntil(claim.inCoreAt + LENGTH_MS * 1.1)
-        const late = send()
-        const after = await probe(bank, late, 1)
+        // Outside: the lease's end. A lease a thousand times too long, or one never compared with the clock, still holds.
+        const outsideAt = firstOutside(ctx.clock, claim, LENGTH_MS, LENGTH_MS / 10)
+        let late!: Promise<Reply>
+        const after = await probeAt(ctx, bank, outsideAt, () => (late = send()), 1)
         if ('answered' in after.seen) {
           const [reply] = after.seen.answered
           fail(
-            `a retry ${after.sentAt - claim.inCoreAt} ms after the claim, past its ${LENGTH_MS} ms lease, was refused: ` +
-              'the lease is much longer than LAB_LEASE_MS (is it multiplied by 1000, or never compared with the clock?)',
+            `a retry ${elapsed(claim, outsideAt)} after the claim, at the end of its ${LENGTH_MS} ms lease, was refused: ` +
+              'the lease is longer than LAB_LEASE_MS (multiplied by 1000, held one millisecond too long with < instead of <=, or never compared with the clock?)',
             { exchange: reply!.exchange, expected: 'the retry takes the expired claim over and executes', got: `HTTP ${reply!.status}` },
           )
         }
@@ -120,7 +105,7 @@ const leaseLength: Check = {
         const [, retry] = await Promise.all([first, late])
         expectStatus(retry, 201, 'the retry that took over the expired claim executes the transfer')
         await expectExactlyOnce(bank, before, body, retry)
-        ctx.note(`lease ${LENGTH_MS} ms: 409 at ${early.sentAt - claim.inCoreAt} ms, taken over at ${after.sentAt - claim.inCoreAt} ms`)
+        ctx.note(`lease ${LENGTH_MS} ms: 409 at ${elapsed(claim, insideAt)}, taken over at ${elapsed(claim, outsideAt)}`)
         return 'done'
       } finally {
         await bank.core({ hold: false })
@@ -133,31 +118,33 @@ const RETRY_AFTER_LEASE_MS = 5_000
 
 const retryAfterTruthful: Check = {
   id: 'retry-after-remaining-lease',
-  title: "The 409's Retry-After is the time left on the lease: about the whole lease at first, less later",
+  title: "The 409's Retry-After is the time left on the lease: the whole lease at first, less later, 1 at its last second",
   points: 3,
   hint: 'Retry-After = ceil((lease_until - now) / 1000) seconds, at least 1: pass the lease left (in seconds) to requestInFlight(), not a constant and not milliseconds.',
   timeoutMs: 45_000,
+  timed: true,
   async run(ctx) {
     const { bank, a, b } = await leaseBank(ctx, RETRY_AFTER_LEASE_MS)
     await untilConclusive(ctx, async () => {
       const { body, before, first, claim, send } = await holdFirst(ctx, bank, a, b)
       const seen: string[] = []
+      const duplicates: Array<Promise<Reply>> = []
       try {
-        // At once, then at half the lease: a constant, or the whole lease every time, is wrong at one of them.
-        for (const at of [claim.inCoreAt, claim.inCoreAt + RETRY_AFTER_LEASE_MS / 2]) {
-          await sleepUntil(at)
-          const duplicate = send()
-          const { sentAt, seen: decided, seenAt } = await probe(bank, duplicate, 1)
+        // At once, at 2.5 s (a value between two seconds) and, on a controlled clock, at the last millisecond:
+        // a constant, the whole lease every time, or milliseconds is wrong at one of them.
+        const probes = [claim.to, claim.to + RETRY_AFTER_LEASE_MS / 2, ...(ctx.clock.controlled ? [lastInside(ctx.clock, claim, RETRY_AFTER_LEASE_MS, 0)] : [])]
+        for (const at of probes) {
+          const { sent, seen: decided } = await probeAt(ctx, bank, at, () => duplicates[duplicates.push(send()) - 1]!, 1)
           if ('reachedCore' in decided) {
-            if (seenAt < claim.sentAt + RETRY_AFTER_LEASE_MS - CLOCK_SLACK_MS)
+            if (decidedInside(ctx.clock, claim, RETRY_AFTER_LEASE_MS, sent.to))
               fail('a duplicate took the claim over while its lease was still running: the lease ended early (see lease-length)')
-            await settle(bank, [first, duplicate])
+            await settle(bank, [first, ...duplicates])
             return 'inconclusive'
           }
           const reply = decided.answered[0]!
           expectProblem(reply, 409, 'a duplicate while the first request holds its lease gets 409')
-          const what = `${sentAt - claim.inCoreAt} ms into a ${RETRY_AFTER_LEASE_MS} ms lease`
-          expectRetryAfterLeft(reply, { leaseMs: RETRY_AFTER_LEASE_MS, ...claim }, sentAt, seenAt, what)
+          const what = `${elapsed(claim, at)} into a ${RETRY_AFTER_LEASE_MS} ms lease`
+          expectRetryAfterLeft(reply, { leaseMs: RETRY_AFTER_LEASE_MS, at: claim }, sent, what)
           seen.push(`${what}: Retry-After ${reply.headers['retry-after']}`)
         }
         await bank.core({ hold: false })
@@ -172,8 +159,8 @@ const retryAfterTruthful: Check = {
 }
 
 const TAKEOVER_LEASE_MS = 800
-/** When a takeover is certain: the latest possible end of the lease, plus a quarter of it. */
-const afterLease = (claim: { inCoreAt: number }) => claim.inCoreAt + TAKEOVER_LEASE_MS * 1.25
+/** When a takeover is certain: the lease's end (on a real clock, a quarter of it later). */
+const afterLease = (ctx: CheckContext, claim: Moment) => firstOutside(ctx.clock, claim, TAKEOVER_LEASE_MS, TAKEOVER_LEASE_MS / 4)
 
 const takeoverDifferentBody: Check = {
   id: 'takeover-different-body-422',
@@ -181,6 +168,7 @@ const takeoverDifferentBody: Check = {
   points: 3,
   hint: 'Compare the fingerprint before anything else, the lease included: an expired claim may be taken over only by the same request.',
   timeoutMs: 40_000,
+  timed: true,
   async run(ctx) {
     const { bank, b, body, before, first, claim, send } = await heldClaim(ctx, TAKEOVER_LEASE_MS)
     const amended: TransferBody = ctx.rng.pick([
@@ -188,8 +176,7 @@ const takeoverDifferentBody: Check = {
       { ...body, to: b.accounts.find((x) => x !== body.to)! },
     ])
     try {
-      await sleepUntil(afterLease(claim))
-      const { seen } = await probe(bank, send(amended), 1)
+      const { seen } = await probeAt(ctx, bank, afterLease(ctx, claim), () => send(amended), 1)
       if ('reachedCore' in seen)
         fail('after the lease ran out, a request with a different body took the claim over and is executing: the key stands for the first body, lease or not', {
           expected: 'HTTP 422 at once',
@@ -217,14 +204,14 @@ const takeoverCoreFailure: Check = {
   points: 4,
   hint: "Release only your own claim: DELETE ... WHERE key = ? AND owner = ? AND status = 'in_progress'. After a takeover the key belongs to the retry.",
   timeoutMs: 40_000,
+  timed: true,
   async run(ctx) {
     const { bank, a, body, key, before, first, claim, send } = await heldClaim(ctx, TAKEOVER_LEASE_MS)
     let original: Reply
     let takeover: Reply
     try {
-      await sleepUntil(afterLease(claim))
-      const retry = send()
-      const { seen } = await probe(bank, retry, 1)
+      let retry!: Promise<Reply>
+      const { seen } = await probeAt(ctx, bank, afterLease(ctx, claim), () => (retry = send()), 1)
       if ('answered' in seen)
         fail('setup: after the lease ran out the retry did not take the claim over (see lease-length)', { exchange: seen.answered[0]!.exchange })
       // The core releases its callers in arrival order, so the one failure it is

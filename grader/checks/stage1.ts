@@ -206,7 +206,10 @@ const keyTableUnique: Check = {
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
     const keys: [string, string] = [ctx.rng.uuid(), ctx.rng.uuid()]
-    for (const key of keys) {
+    for (const [i, key] of keys.entries()) {
+      // Two requests a second apart on the grade's clock (which otherwise stands still): a column
+      // stamped with the time differs between them, so an index that covers it is seen for what it is.
+      if (i > 0) await ctx.clock.advance(1_000)
       // Two of at most ₩45,000 fit in the smallest opening balance, even from one account.
       const reply = await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b, 45_000), { key })
       expectStatus(reply, 201, 'a transfer with a new key executes')

@@ -6,7 +6,6 @@
 // shut, so the first request sits between its claim and its commit for as
 // long as the check needs. The checks never sleep and hope; they poll the
 // core's `inflight` count to know where each request is.
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { TransferBody } from '../../harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
@@ -14,6 +13,7 @@ import { expectChangedBodyRefused, is2xx, newRows, openParties } from './setup.t
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { rowChecks } from './keyRowStates.ts'
 import { leaseChecks } from './leases.ts'
+import { elapsed, momentOf, retriesAcross } from './timeline.ts'
 import { courseRule } from '../courseRule.ts'
 
 const inFlightDuplicate: Check = {
@@ -113,28 +113,30 @@ const crashMidTransfer: Check = {
   points: 8,
   hint: 'The claim must not say "done" before the money commits (complete it inside the money transaction), and it needs a lease so that a retry can take over a claim whose process died.',
   timeoutMs: 40_000,
+  timed: true,
   async run(ctx) {
     const bank = await ctx.startServer({ env: { LAB_LEASE_MS: String(CRASH_LEASE_MS) } })
     const [a, b] = await openParties(ctx, 2, 2, bank)
     const { body, key } = plan(ctx, a, b)
     const before = await bank.ledger()
-    const { reply: lost } = await holdInCore(bank, () => bank.transfer(a.customer, body, { key }))
+    const { at: claim, value: held } = await momentOf(ctx.clock, () => holdInCore(bank, () => bank.transfer(a.customer, body, { key })))
     // SIGKILL: no handler runs, nothing is cleaned up, the claim stays in the database.
     await bank.server.crash()
     if (
-      await lost.then(
+      await held.reply.then(
         () => true,
         () => false,
       )
     )
       fail('the request held in the core answered although its server was killed')
-    // The same instance, started again on the same database file (its port may change).
+    // The same instance, started again on the same database file (its port may
+    // change). Retries: inside the dead claim's lease they may get 409; by its end one executes.
     await bank.server.start()
-    const restarted = Date.now()
     const bound = CRASH_LEASE_MS + AFTER_LEASE_MS
-    let reply: Reply
+    let reply: Reply | undefined
     let conflicts = 0
-    for (;;) {
+    for (const at of retriesAcross(ctx.clock, claim, CRASH_LEASE_MS, 100, bound)) {
+      await ctx.clock.moveTo(at)
       reply = await bank.transfer(a.customer, body, { key })
       if (is2xx(reply)) break
       if (reply.status !== 409)
@@ -144,14 +146,16 @@ const crashMidTransfer: Check = {
           got: `HTTP ${reply.status}`,
         })
       conflicts++
-      if (Date.now() - restarted > bound)
-        fail(`${bound} ms after the restart, retries still get 409: the crashed request's claim never expires (lease ${CRASH_LEASE_MS} ms)`, {
-          exchange: reply.exchange,
-          expected: `HTTP 201 within ${bound} ms`,
-          got: `HTTP 409, ${conflicts} times`,
-        })
-      await sleep(100)
     }
+    if (!reply || !is2xx(reply))
+      fail(
+        `${elapsed(claim, ctx.clock.now())} after the claim, retries still get 409: the crashed request's claim never expires (lease ${CRASH_LEASE_MS} ms)`,
+        {
+          exchange: reply?.exchange,
+          expected: `HTTP 201 once the ${CRASH_LEASE_MS} ms lease has run out`,
+          got: `HTTP 409, ${conflicts} times`,
+        },
+      )
     const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
     if (rows.length === 0)
       fail(`after the crash the retry was answered ${reply.status}, but no money ever moved: the key was marked done before the transfer committed`, {
@@ -163,7 +167,9 @@ const crashMidTransfer: Check = {
     const again = await bank.transfer(a.customer, body, { key })
     expectStatus(again, [200, 201], 'one more retry after success is told it is done')
     await expectExactlyOnce(bank, before, body, reply)
-    ctx.note(`killed with the transfer in the core; after restart: ${conflicts}× 409, then ${reply.status} ${Date.now() - restarted} ms later; 1 ledger row`)
+    ctx.note(
+      `killed with the transfer in the core; after restart: ${conflicts}× 409, then ${reply.status} ${elapsed(claim, ctx.clock.now())} after the claim; 1 ledger row`,
+    )
   },
 }
 
@@ -175,6 +181,7 @@ const leaseExpired: Check = {
   points: 7,
   hint: 'Completing must check, inside the money transaction, that this request still owns the claim (owner token, status in_progress); if not, throw so the transfer rolls back.',
   timeoutMs: 30_000,
+  timed: true,
   async run(ctx) {
     const bank = await ctx.startServer({ env: { LAB_LEASE_MS: String(LEASE_MS) } })
     const [a, b] = await openParties(ctx, 2, 2, bank)
@@ -183,11 +190,11 @@ const leaseExpired: Check = {
     let slow: Reply
     let retry: Reply
     try {
-      const { reply: slowReply } = await holdInCore(bank, () => bank.transfer(a.customer, body, { key }))
-      const claimed = Date.now()
+      const { at: claim, value: held } = await momentOf(ctx.clock, () => holdInCore(bank, () => bank.transfer(a.customer, body, { key })))
       // Retry until the lease has run out and a retry takes the claim over (it then waits in the core too).
       let retryReply: Promise<Reply> | undefined
-      while (!retryReply) {
+      for (const at of retriesAcross(ctx.clock, claim, LEASE_MS, 50, LEASE_MS + AFTER_LEASE_MS)) {
+        await ctx.clock.moveTo(at)
         const attempt = pending(bank.transfer(a.customer, body, { key }))
         const seen = await answeredOrInCore(
           bank,
@@ -196,19 +203,15 @@ const leaseExpired: Check = {
         )
         if ('reachedCore' in seen) {
           retryReply = attempt
-          continue
+          break
         }
-        const [r] = seen.answered
-        expectProblem(r!, 409, 'while the first request runs, a retry gets 409 until its lease expires, then takes the claim over')
-        if (Date.now() - claimed > LEASE_MS + AFTER_LEASE_MS)
-          fail(`the first request's lease (${LEASE_MS} ms) never expired: retries still get 409 after ${LEASE_MS + AFTER_LEASE_MS} ms`, {
-            exchange: r!.exchange,
-          })
-        await sleep(50)
+        expectProblem(seen.answered[0]!, 409, 'while the first request runs, a retry gets 409 until its lease expires, then takes the claim over')
       }
+      if (!retryReply)
+        fail(`the first request's lease (${LEASE_MS} ms) never expired: retries still get 409 ${elapsed(claim, ctx.clock.now())} after the claim`)
       // Both are in the core now: the original (lease lost) and the retry (lease held).
       await bank.core({ hold: false })
-      ;[slow, retry] = await Promise.all([slowReply, retryReply])
+      ;[slow, retry] = await Promise.all([held.reply, retryReply])
     } finally {
       await bank.core({ hold: false })
     }

@@ -2,17 +2,16 @@
 // meets: expiry before any purge has run, a first request that took a large
 // part of its TTL, and a request still running when its TTL passes.
 //
-// Each check starts an instance with a short TTL and places its probes from
-// clock readings that bound when the server stamped the key (see clock.ts):
-// "expired" probes are sent after the latest possible expiry plus a margin,
-// so a correct server has certainly forgotten the key; the margins are
-// fractions of the TTL, so a wrong server is still caught when the machine is
-// slow. Expiry is judged by the ledger and the body (retryVerdict.ts), never
-// by the Idempotent-Replayed marker.
+// Each check starts an instance with a short TTL and moves the grade's clock
+// (timeline.ts): a key stamped at t is resent at t + TTL - 1, its last
+// millisecond (still remembered), and at t + TTL, its first millisecond
+// gone (a new request). On a real clock only the second probe is sent, a
+// margin after the latest possible expiry. Expiry is judged by the ledger and
+// the body (retryVerdict.ts), never by the Idempotent-Replayed marker.
 import type { BankClient } from '../../harness/bankClient.ts'
 import { expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
-import { CLOCK_SLACK_MS, sleepUntil, timed, type Timed } from './clock.ts'
+import { elapsed, firstOutside, lastInside, momentOf, type Moment } from './timeline.ts'
 import { openParties, type Party } from './setup.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { judgeRetry, sameIntent } from './retryVerdict.ts'
@@ -28,11 +27,22 @@ async function shortTtlBank(ctx: CheckContext, ttlMs: number, leaseMs?: number) 
   return { bank, a }
 }
 
-/** Resends `body` under `key` and judges what it did. */
-async function resend(bank: BankClient, a: Party, body: Deposit, key: string, first: Reply) {
+/** Moves the clock to `at`, resends `body` under `key` and judges what it did. */
+async function resendAt(ctx: CheckContext, at: number, bank: BankClient, a: Party, body: Deposit, key: string, first: Reply) {
+  await ctx.clock.moveTo(at)
   const before = await bank.ledger()
-  const retry = await timed(() => bank.deposit(a.customer, body, { key }))
-  return { ...retry, verdict: judgeRetry(first, retry.reply, before, await bank.ledger(), sameIntent(body)) }
+  const { at: sent, value: reply } = await momentOf(ctx.clock, () => bank.deposit(a.customer, body, { key }))
+  return { sent, reply, verdict: judgeRetry(first, reply, before, await bank.ledger(), sameIntent(body)) }
+}
+
+/** Before expiry the key is remembered: the first response again, nothing executed. */
+function expectRemembered(probe: { reply: Reply; verdict: string }, what: string): void {
+  if (probe.verdict !== 'remembered')
+    fail(`${what}, the key is still alive: the first response comes back and nothing executes`, {
+      exchange: probe.reply.exchange,
+      expected: 'the first response again, no new ledger row',
+      got: `HTTP ${probe.reply.status}${probe.verdict === 'executed' ? ', executed again (a new ledger row)' : ''}`,
+    })
 }
 
 /** After expiry the key is unknown: the request executes anew. */
@@ -61,35 +71,40 @@ const expiryWithoutPurge: Check = {
   points: 4,
   hint: 'When the row you find has expired (expires_at <= now, and no live lease), treat the key as unknown right there; the periodic purge only keeps the table small.',
   timeoutMs: 45_000,
+  timed: true,
   async run(ctx) {
-    // Keys first used at quarters of one TTL, each resent just after its own
-    // expiry. A layer that forgets keys only when its purge runs (at most once
-    // per interval) forgets at most the keys whose probes follow a purge; with
+    // Keys first used at quarters of one TTL, each resent at its own expiry. A
+    // layer that forgets keys only when its purge runs (at most once per
+    // interval) forgets at most the keys whose probes follow a purge; with
     // probes spread over less than one TTL, a purge every TTL or less often
     // misses some of them, whenever it runs.
     const { bank, a } = await shortTtlBank(ctx, PURGE_TTL_MS)
     const base = ctx.rng.amount(1_000, 50_000)
-    const uses: Array<{ body: Deposit; key: string; first: Timed<Reply> }> = []
-    const start = Date.now()
+    const uses: Array<{ body: Deposit; key: string; first: Reply; at: Moment }> = []
+    const start = ctx.clock.now()
     for (let i = 0; i < PURGE_KEYS; i++) {
-      await sleepUntil(start + (i * PURGE_TTL_MS) / PURGE_KEYS)
+      await ctx.clock.moveTo(start + (i * PURGE_TTL_MS) / PURGE_KEYS)
       const body = { to: a.accounts[0]!, amount: base + i }
       const key = ctx.rng.uuid()
-      const first = await timed(() => bank.deposit(a.customer, body, { key }))
-      expectStatus(first.reply, 201, `deposit ${i + 1} executes`)
-      uses.push({ body, key, first })
+      const { at, value: first } = await momentOf(ctx.clock, () => bank.deposit(a.customer, body, { key }))
+      expectStatus(first, 201, `deposit ${i + 1} executes`)
+      uses.push({ body, key, first, at })
     }
-    for (const [i, { body, key, first }] of uses.entries()) {
-      await sleepUntil(first.answeredAt + PURGE_TTL_MS * 1.05 + CLOCK_SLACK_MS)
-      const probe = await resend(bank, a, body, key, first.reply)
+    for (const [i, { body, key, first, at }] of uses.entries()) {
+      const what = (when: number) => `key ${i + 1} of ${PURGE_KEYS}, resent ${elapsed(at, when)} after its first request (TTL ${PURGE_TTL_MS} ms)`
+      if (ctx.clock.controlled) {
+        const insideAt = lastInside(ctx.clock, at, PURGE_TTL_MS, 0)
+        expectRemembered(await resendAt(ctx, insideAt, bank, a, body, key, first), what(insideAt))
+      }
+      const outsideAt = firstOutside(ctx.clock, at, PURGE_TTL_MS, PURGE_TTL_MS * 0.05)
       expectExecutedAnew(
-        probe,
-        `key ${i + 1} of ${PURGE_KEYS}, resent ${probe.sentAt - first.answeredAt} ms after its first request was answered (TTL ${PURGE_TTL_MS} ms)`,
+        await resendAt(ctx, outsideAt, bank, a, body, key, first),
+        what(outsideAt),
         'either an expired key is honoured until a purge deletes its row (it must count as unknown the moment it is looked up), ' +
           'or keys never expire at all (see new-execution-after-expiry)',
       )
     }
-    ctx.note(`${PURGE_KEYS} keys, each executed anew just after its ${PURGE_TTL_MS} ms TTL`)
+    ctx.note(`${PURGE_KEYS} keys, each executed anew at the end of its ${PURGE_TTL_MS} ms TTL`)
   },
 }
 
@@ -103,42 +118,46 @@ const ttlFromFirstRequest: Check = {
   points: 4,
   hint: 'Set expires_at once, when the key is claimed (claim time + LAB_KEY_TTL_MS); completing the request, or storing its response, must not move it.',
   timeoutMs: 45_000,
+  timed: true,
   async run(ctx) {
     const { bank, a } = await shortTtlBank(ctx, SLOW_TTL_MS)
     const body = { to: a.accounts[0]!, amount: ctx.rng.amount(1_000, 90_000) }
     const key = ctx.rng.uuid()
-    const sentAt = Date.now()
     let first: Reply
     try {
-      const held = await holdInCore(bank, () => bank.deposit(a.customer, body, { key }))
-      // The key was stamped in [sentAt, inCoreAt]; it must expire by inCoreAt + TTL.
-      const inCoreAt = Date.now()
-      await sleepUntil(inCoreAt + SLOW_TTL_MS * SLOW_SHARE)
+      // The key was stamped at `claim`; it must expire at claim + TTL.
+      const { at: claim, value: held } = await momentOf(ctx.clock, () => holdInCore(bank, () => bank.deposit(a.customer, body, { key })))
+      await ctx.clock.moveTo(claim.to + SLOW_TTL_MS * SLOW_SHARE)
       await bank.core({ hold: false })
       first = await held.reply
-      const completedAt = Date.now()
+      const completedAt = ctx.clock.now()
       expectStatus(first, 201, 'the deposit executes once the core lets it through')
-      // 15 % of the TTL after its latest possible end; a TTL counted from
-      // completion instead still has at least 45 % of the TTL to run.
-      await sleepUntil(inCoreAt + SLOW_TTL_MS * 1.15)
-      const probe = await resend(bank, a, body, key, first)
-      const what = `resent ${probe.sentAt - sentAt} ms after the first request was sent (TTL ${SLOW_TTL_MS} ms; the first request took ${SLOW_TTL_MS * SLOW_SHARE} ms)`
+      const what = (when: number) =>
+        `resent ${elapsed(claim, when)} after the first request arrived (TTL ${SLOW_TTL_MS} ms; the first request took ${SLOW_TTL_MS * SLOW_SHARE} ms)`
+      if (ctx.clock.controlled) {
+        const insideAt = lastInside(ctx.clock, claim, SLOW_TTL_MS, 0)
+        expectRemembered(await resendAt(ctx, insideAt, bank, a, body, key, first), what(insideAt))
+      }
+      // On a real clock, 15 % of the TTL after its latest possible end; a TTL
+      // counted from completion instead still has at least 45 % of the TTL to run.
+      const outsideAt = firstOutside(ctx.clock, claim, SLOW_TTL_MS, SLOW_TTL_MS * 0.15)
+      const probe = await resendAt(ctx, outsideAt, bank, a, body, key, first)
       if (probe.verdict === 'remembered') {
-        // Still remembered: a TTL counted from completion ends by completedAt + TTL,
-        // so a probe a quarter TTL past that tells it from a key that never expires.
-        await sleepUntil(completedAt + SLOW_TTL_MS * 1.25)
-        const late = await resend(bank, a, body, key, first)
+        // Still remembered: a TTL counted from completion has ended by completedAt + TTL,
+        // which tells it from a key that never expires.
+        const lateAt = firstOutside(ctx.clock, { from: completedAt, to: completedAt }, SLOW_TTL_MS, SLOW_TTL_MS * 0.25)
+        const late = await resendAt(ctx, lateAt, bank, a, body, key, first)
         if (late.verdict === 'remembered')
           expectExecutedAnew(
             late,
-            `resent ${late.sentAt - sentAt} ms after the first request was sent (TTL ${SLOW_TTL_MS} ms), more than a TTL after it completed too`,
+            `${what(lateAt)}, a TTL after it completed too`,
             'the key did not expire at all, counted from the first request or from completion (see new-execution-after-expiry)',
           )
         ctx.note(
-          `still remembered ${probe.sentAt - sentAt} ms after the first request, forgotten ${late.sentAt - sentAt} ms after it (it completed at ${completedAt - sentAt} ms)`,
+          `still remembered ${elapsed(claim, outsideAt)} after the first request, forgotten ${elapsed(claim, lateAt)} after it (it completed at ${elapsed(claim, completedAt)})`,
         )
       }
-      expectExecutedAnew(probe, what, 'its TTL runs from the first request, not from the moment it completed')
+      expectExecutedAnew(probe, what(outsideAt), 'its TTL runs from the first request, not from the moment it completed')
     } finally {
       await bank.core({ hold: false })
     }
@@ -150,10 +169,11 @@ const ACROSS_LEASE_MS = 20_000
 
 const inFlightAcrossTtl: Check = {
   id: 'in-flight-across-ttl',
-  title: 'A request still running when its TTL passes keeps its claim: a duplicate gets 409 and does not execute',
+  title: 'A request still running when its TTL passes keeps its claim: a duplicate gets 409 and does not execute, up to the last millisecond of its lease',
   points: 4,
   hint: 'An expired row may be forgotten only if no request can still be working under it: completed, or in progress with its lease run out too. The same goes for the purge.',
   timeoutMs: 45_000,
+  timed: true,
   async run(ctx) {
     const bank = await ctx.startServer({ env: { LAB_KEY_TTL_MS: String(ACROSS_TTL_MS), LAB_LEASE_MS: String(ACROSS_LEASE_MS) } })
     const [a, b] = await openParties(ctx, 2, 2, bank)
@@ -161,22 +181,29 @@ const inFlightAcrossTtl: Check = {
     const before = await bank.ledger()
     let first: Reply
     try {
-      const held = await holdInCore(bank, () => bank.transfer(a.customer, body, { key }))
-      const inCoreAt = Date.now()
-      // Well past the TTL, far inside the lease.
-      await sleepUntil(inCoreAt + ACROSS_TTL_MS * 1.5)
-      const seen = await answeredOrInCore(
-        bank,
-        pending(bank.transfer(a.customer, body, { key })).then((r) => [r]),
-        1,
-      )
-      if ('reachedCore' in seen)
-        fail(
-          `the TTL (${ACROSS_TTL_MS} ms) passed while the first request was still running under its ${ACROSS_LEASE_MS} ms lease, and a duplicate executed a second time: ` +
-            'a claim in progress under a live lease is kept past its TTL until the lease runs out (CONTRACT.md, stage 5)',
-          { expected: 'HTTP 409 (the first request is still in flight)', got: 'a second execution waiting in the core' },
+      const { at: claim, value: held } = await momentOf(ctx.clock, () => holdInCore(bank, () => bank.transfer(a.customer, body, { key })))
+      // At the TTL's end (on a real clock, half a TTL later), and on a controlled one at the lease's last millisecond too.
+      const probes = [firstOutside(ctx.clock, claim, ACROSS_TTL_MS, ACROSS_TTL_MS / 2)]
+      if (ctx.clock.controlled) probes.push(lastInside(ctx.clock, claim, ACROSS_LEASE_MS, 0))
+      for (const at of probes) {
+        await ctx.clock.moveTo(at)
+        const seen = await answeredOrInCore(
+          bank,
+          pending(bank.transfer(a.customer, body, { key })).then((r) => [r]),
+          1,
         )
-      expectProblem(seen.answered[0]!, 409, "a duplicate of a request still in flight gets 409, also once the key's TTL has passed")
+        if ('reachedCore' in seen)
+          fail(
+            `${elapsed(claim, at)} after the claim the TTL (${ACROSS_TTL_MS} ms) had passed while the first request was still running under its ${ACROSS_LEASE_MS} ms lease, and a duplicate executed a second time: ` +
+              'a claim in progress under a live lease is kept past its TTL until the lease runs out (CONTRACT.md, stage 5)',
+            { expected: 'HTTP 409 (the first request is still in flight)', got: 'a second execution waiting in the core' },
+          )
+        expectProblem(
+          seen.answered[0]!,
+          409,
+          `a duplicate ${elapsed(claim, at)} after the claim, of a request still in flight, gets 409, also once the key's TTL has passed`,
+        )
+      }
       await bank.core({ hold: false })
       first = await held.reply
     } finally {

@@ -1,19 +1,20 @@
 // Stage 5, retention: a key lives LAB_KEY_TTL_MS after its first request,
 // then the same key is a new request, and expired rows are purged.
 //
-// These checks start their own instance with a short TTL. Time is judged
-// soundly, without trusting the scheduler: the server stamps a key between
-// the moment we send its first request and the moment we read the answer, so
-// an answer read before (sent + TTL) was decided while the key was alive, and
-// a request sent after (answered + TTL) arrives after it expired. Whether a
-// key was remembered is judged by the body bytes and the ledger,
-// not by the Idempotent-Replayed marker, which is stage 4's business.
+// These checks start their own instance with a short TTL and move the
+// grade's clock (timeline.ts): a key stamped at t is alive at t + TTL - 1 and
+// gone at t + TTL. On a real clock the server stamps a key between the moment
+// we send its first request and the moment we read the answer, so an answer
+// read before (sent + TTL) was decided while the key was alive, and a request
+// sent after (answered + TTL) arrives after it expired. Whether a key was
+// remembered is judged by the body bytes and the ledger, not by the
+// Idempotent-Replayed marker, which is stage 4's business.
 import pLimit from 'p-limit'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { TransferBody } from '../../harness/bankClient.ts'
 import { expectEqual, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
-import { CLOCK_SLACK_MS, sleepUntil, timed } from './clock.ts'
+import { decidedInside, elapsed, firstOutside, lastInside, momentOf, type Moment } from './timeline.ts'
 import { expectChangedBodyRefused, expectConsistent, openParties, rowsBetween } from './setup.ts'
 import { describeRows as describe, layerRows, totalRows as total } from './layerRows.ts'
 import { isReplay } from './replies.ts'
@@ -47,31 +48,35 @@ const replayBeforeExpiry: Check = {
   points: 4,
   hint: "expires_at = the first request's time + LAB_KEY_TTL_MS, in milliseconds (Date.now() is in ms; check the unit).",
   timeoutMs: 20_000,
+  timed: true,
   async run(ctx) {
     const ttlMs = 3_000
     const { bank, a, b } = await shortTtlBank(ctx, ttlMs, 1)
     const body = { from: a.accounts[0]!, to: b.accounts[0]!, amount: ctx.rng.amount(1_000, 90_000) }
     const key = ctx.rng.uuid()
-    const sent = Date.now()
-    const first = await bank.transfer(a.customer, body, { key })
+    const { at: stamped, value: first } = await momentOf(ctx.clock, () => bank.transfer(a.customer, body, { key }))
     expectStatus(first, 201, 'the transfer executes')
-    const alive = (what: string) => {
-      const age = Date.now() - sent
-      if (age >= ttlMs - CLOCK_SLACK_MS)
-        fail(`${what} was answered ${age} ms after the first request, past the ${ttlMs} ms TTL: the server is too slow to grade`)
-      return `${what}, ${age} ms after the first request (TTL ${ttlMs} ms)`
+    const alive = (what: string, sent: Moment) => {
+      if (!decidedInside(ctx.clock, stamped, ttlMs, sent.to))
+        fail(
+          `${what} was answered ${elapsed(stamped, sent.to)} after the first request, past the ${ttlMs} ms TTL: the server is too slow to grade on the real clock`,
+        )
+      return `${what}, ${elapsed(stamped, sent.from)} after the first request (TTL ${ttlMs} ms)`
     }
-    // Retries at once and spread over the first part of the window: a TTL in
-    // the wrong unit (seconds taken as ms) has run out by the later ones.
+    // Retries at once, a little later and, on a controlled clock, at the TTL's
+    // last millisecond: a TTL in the wrong unit (seconds taken as ms) has run
+    // out by the later ones. On a real clock they stay early in the TTL.
+    const steps = [0, ctx.rng.int(100, 200), ctx.rng.int(100, 200)]
+    const at = (i: number) => stamped.to + steps.slice(0, i + 1).reduce((sum, ms) => sum + ms, 0)
+    const moments = ctx.clock.controlled ? [at(0), at(1), at(2), lastInside(ctx.clock, stamped, ttlMs, 0)] : [at(0), at(1), at(2)]
     let unmarked = 0
-    for (const pauseMs of [0, ctx.rng.int(100, 200), ctx.rng.int(100, 200)]) {
-      await sleep(pauseMs)
-      const retry = await bank.transfer(a.customer, body, { key })
-      const what = alive('a retry')
-      // Judged by the body alone here, so that the retries stay early in the
-      // TTL; the ledger is read once at the end.
+    for (const moment of moments) {
+      await ctx.clock.moveTo(moment)
+      const { at: sent, value: retry } = await momentOf(ctx.clock, () => bank.transfer(a.customer, body, { key }))
+      const what = alive('a retry', sent)
+      // Judged by the body alone here; the ledger is read once at the end.
       if (retry.status === 201 && !sameAnswer(retry, first))
-        fail(`${what} executed again: the server forgot the key long before its TTL (is expires_at in milliseconds?)`, {
+        fail(`${what} executed again: the server forgot the key before its TTL (is expires_at in milliseconds?)`, {
           exchange: retry.exchange,
           expected: 'the first response again, nothing executed',
           got: `HTTP ${retry.status}, a new transfer`,
@@ -85,8 +90,8 @@ const replayBeforeExpiry: Check = {
       if (!isReplay(retry)) unmarked++
     }
     if (unmarked) ctx.note(`${unmarked} replay(s) without Idempotent-Replayed: true (stage 4's marker; retention itself held)`)
-    const changed = await bank.transfer(a.customer, { ...body, amount: body.amount + 100 }, { key })
-    expectChangedBodyRefused(changed, alive('the same key with another amount'), ctx.note)
+    const { at: sent, value: changed } = await momentOf(ctx.clock, () => bank.transfer(a.customer, { ...body, amount: body.amount + 100 }, { key }))
+    expectChangedBodyRefused(changed, alive('the same key with another amount', sent), ctx.note)
     expectEqual(rowsBetween(await bank.ledger(), body.from, body.to).length, 1, 'the retries within the TTL moved no money')
   },
 }
@@ -97,56 +102,65 @@ const newExecutionAfterExpiry: Check = {
   points: 6,
   hint: 'Expiry counts from the FIRST request and is never extended by retries; an expired row is treated as absent (delete it, then claim anew).',
   timeoutMs: 20_000,
+  timed: true,
   async run(ctx) {
     const ttlMs = 1_000
     const retryEveryMs = 100
     const { bank, a, b } = await shortTtlBank(ctx, ttlMs, 2)
-    const send = (body: TransferBody, key: string) => bank.transfer(a.customer, body, { key })
-    const timedSend = (body: TransferBody, key: string) => timed(() => send(body, key))
+    const send = (body: TransferBody, key: string) => momentOf(ctx.clock, () => bank.transfer(a.customer, body, { key }))
     // Key 1 is retried every 100 ms, like an impatient client; key 2 is used once and left alone.
     const keys = [ctx.rng.uuid(), ctx.rng.uuid()]
     // Each body executes twice: at most ₩50,000, so twice fits any opening balance (at least ₩100,000).
     const bodies = [0, 1].map((i) => ({ from: a.accounts[i]!, to: b.accounts[i]!, amount: ctx.rng.amount(1_000, 50_000) }))
-    const firsts = [await timedSend(bodies[0]!, keys[0]!), await timedSend(bodies[1]!, keys[1]!)]
-    firsts.forEach((f, i) => expectStatus(f.reply, 201, `transfer ${i + 1} executes`))
-    const retries: Array<Awaited<ReturnType<typeof timedSend>>> = []
-    for (;;) {
-      await sleep(retryEveryMs)
-      const retry = await timedSend(bodies[0]!, keys[0]!)
-      retries.push(retry)
-      if (!sameAnswer(retry.reply, firsts[0]!.reply) || retry.sentAt >= firsts[0]!.answeredAt + ttlMs + CLOCK_SLACK_MS) break
+    const firsts = [await send(bodies[0]!, keys[0]!), await send(bodies[1]!, keys[1]!)]
+    firsts.forEach((f, i) => expectStatus(f.value, 201, `transfer ${i + 1} executes`))
+    const [one, two] = firsts as [(typeof firsts)[0], (typeof firsts)[0]]
+    // Retries of key 1 every 100 ms; on a controlled clock the last two at the TTL's last millisecond and at its end.
+    const expiry = firstOutside(ctx.clock, one.at, ttlMs, 0)
+    function* schedule() {
+      for (let at = one.at.to + retryEveryMs; ; at += retryEveryMs) {
+        if (ctx.clock.controlled && at >= expiry - 1) return yield* [expiry - 1, expiry]
+        yield at
+      }
     }
-    await sleepUntil(firsts[1]!.answeredAt + ttlMs + CLOCK_SLACK_MS)
+    const retries: Array<Awaited<ReturnType<typeof send>>> = []
+    for (const at of schedule()) {
+      await ctx.clock.moveTo(at)
+      const retry = await send(bodies[0]!, keys[0]!)
+      retries.push(retry)
+      if (!sameAnswer(retry.value, one.value) || retry.at.from >= expiry) break
+    }
+    await ctx.clock.moveTo(firstOutside(ctx.clock, two.at, ttlMs, 0))
     const late = await send(bodies[1]!, keys[1]!)
 
     // Key 2 first: a key that is never touched again must expire at all.
-    expectNewExecution(late, firsts[1]!.reply, `key 2, used once and resent ${Date.now() - firsts[1]!.sentAt} ms later (TTL ${ttlMs} ms)`)
+    expectNewExecution(late.value, two.value, `key 2, used once and resent ${elapsed(two.at, late.at.from)} later (TTL ${ttlMs} ms)`)
     // Key 1: replayed while alive; then new, on time, although it was retried all along.
     const renewed = retries.at(-1)!
     for (const r of retries.slice(0, -1))
-      if (!sameAnswer(r.reply, firsts[0]!.reply))
-        fail(`a retry ${r.sentAt - firsts[0]!.sentAt} ms after the first request, within the TTL, gets the first response back`, {
-          exchange: r.reply.exchange,
-          expected: `HTTP ${firsts[0]!.reply.status} with the first body`,
-          got: `HTTP ${r.reply.status}`,
+      if (!sameAnswer(r.value, one.value))
+        fail(`a retry ${elapsed(one.at, r.at.from)} after the first request, within the TTL, gets the first response back`, {
+          exchange: r.value.exchange,
+          expected: `HTTP ${one.value.status} with the first body`,
+          got: `HTTP ${r.value.status}`,
         })
-    if (sameAnswer(renewed.reply, firsts[0]!.reply))
+    if (sameAnswer(renewed.value, one.value))
       fail(
-        `a retry sent ${renewed.sentAt - firsts[0]!.answeredAt} ms after the first request was answered still got the first response back, although the TTL is ${ttlMs} ms. ` +
+        `a retry sent ${elapsed(one.at, renewed.at.from)} after the first request still got the first response back, although the TTL is ${ttlMs} ms. ` +
           `The client had retried every ${retryEveryMs} ms meanwhile: retries must not extend a key's life, or a client that keeps retrying keeps its key forever`,
-        { exchange: renewed.reply.exchange, expected: 'HTTP 201, executed again', got: `HTTP ${renewed.reply.status}, the first response again` },
+        { exchange: renewed.value.exchange, expected: 'HTTP 201, executed again', got: `HTTP ${renewed.value.status}, the first response again` },
       )
-    if (renewed.answeredAt < firsts[0]!.sentAt + ttlMs)
-      fail(`key 1 was forgotten ${renewed.answeredAt - firsts[0]!.sentAt} ms after its first request, before its ${ttlMs} ms TTL`, {
-        exchange: renewed.reply.exchange,
+    if (decidedInside(ctx.clock, one.at, ttlMs, renewed.at.to) && renewed.at.to < expiry)
+      fail(`key 1 was forgotten ${elapsed(one.at, renewed.at.to)} after its first request, before its ${ttlMs} ms TTL`, {
+        exchange: renewed.value.exchange,
       })
-    expectNewExecution(renewed.reply, firsts[0]!.reply, `key 1 after its TTL`)
+    expectNewExecution(renewed.value, one.value, `key 1 after its TTL`)
 
     const ledger = await bank.ledger()
     bodies.forEach((body, i) => expectEqual(rowsBetween(ledger, body.from, body.to).length, 2, `key ${i + 1}: once before expiry, once after`))
     expectConsistent(ledger)
     ctx.note(
-      `a retry ${renewed.sentAt - firsts[0]!.sentAt} ms after the first request moved ₩${bodies[0]!.amount} a second time: retention must outlast every client's retries`,
+      `a retry ${elapsed(one.at, renewed.at.from)} after the first request moved ₩${bodies[0]!.amount} a second time: retention must outlast every client's retries`,
     )
   },
 }
@@ -158,6 +172,7 @@ const purgeBounded: Check = {
   hint: 'Delete expired rows (completed, or in progress with the lease run out too), lazily from claim() or on a timer, at least once per TTL.',
   timeoutMs: 20_000,
   needs: 'database',
+  timed: true,
   async run(ctx) {
     const ttlMs = 400
     const maxRows = 3
@@ -172,17 +187,19 @@ const purgeBounded: Check = {
     const limit = pLimit(4)
     const replies = await Promise.all(plans.map((p) => limit(() => bank.send(bank.postSpec(a.customer, p.path, p.body, { key: p.key })))))
     replies.forEach((r) => expectStatus(r, 201, 'each request, under its own key, executes'))
-    const lastAnswer = Date.now()
+    const lastAnswer = ctx.clock.now()
     const stored = await layerRows(bank)
     if (total(stored) === 0)
       fail(
         `after ${count} requests with keys, no table of the layer in the bank's database has any row (${describe(stored)}): keep the keys in the bank's database`,
       )
-    await sleepUntil(lastAnswer + ttlMs + CLOCK_SLACK_MS)
+    await ctx.clock.moveTo(firstOutside(ctx.clock, { from: lastAnswer, to: lastAnswer }, ttlMs, 0))
     // Every key above has expired. One request under a new key gives a lazy
-    // purge its chance; a purge on a timer gets until the deadline. Only reads follow.
+    // purge its chance; a purge on a timer gets one more TTL of the clock
+    // (moved at once on a controlled clock) and up to 10 real seconds for its work. Only reads follow.
     expectStatus(await bank.deposit(a.customer, { to: a.accounts[0]!, amount: ctx.rng.amount() }, { key: ctx.rng.uuid() }), 201, 'a deposit after the TTL')
-    const deadline = Date.now() + ttlMs + 1_000
+    if (ctx.clock.controlled) await ctx.clock.advance(ttlMs)
+    const deadline = Date.now() + (ctx.clock.controlled ? 10_000 : ttlMs + 1_000)
     for (;;) {
       const left = await layerRows(bank)
       if (total(left) <= maxRows) {
@@ -191,7 +208,7 @@ const purgeBounded: Check = {
       }
       if (Date.now() > deadline)
         fail(
-          `${count} keys expired ${Date.now() - lastAnswer - ttlMs} ms ago and a request came after that, yet their rows are still there: the key table grows without bound`,
+          `${count} keys expired ${ctx.clock.now() - lastAnswer - ttlMs} ms ago and a request came after that, yet their rows are still there: the key table grows without bound`,
           {
             expected: `at most ${maxRows} rows`,
             got: describe(left),

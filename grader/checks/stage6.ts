@@ -6,7 +6,8 @@
 // and what it turns away is answered: the verdicts never depend on timing.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { expectEqual, fail, type Check } from '../check.ts'
-import { CLOCK_SLACK_MS, sleepUntil, timed } from './clock.ts'
+import type { Reply } from '../../harness/http.ts'
+import { decidedInside, elapsed, firstOutside, lastInside, momentOf } from './timeline.ts'
 import { newRows, openParties } from './setup.ts'
 import { heldBurst } from './heldBurst.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
@@ -61,39 +62,50 @@ const crashTakeover: Check = {
   points: 10,
   hint: 'A crashed instance never completes or releases its claim: only its lease, measured by the database (now()), lets another instance take the key over, and only once it has run out. The takeover starts a lease of its own (now() + the lease), or the next retry takes the key over again.',
   timeoutMs: 90_000,
+  timed: true,
   async run(ctx) {
     const [holder] = await moreInstances(ctx, 1, { LAB_LEASE_MS: String(LEASE_MS) })
     const [other] = await moreInstances(ctx, 1, { LAB_LEASE_MS: String(TAKEOVER_LEASE_MS) })
     const [a, b] = await openParties(ctx, 2)
     const { body, key } = plan(ctx, a!, b!)
     const before = await ctx.bank.ledger()
-    const claimed = await timed(async () => holdInCore(holder!, () => holder!.transfer(a!.customer, body, { key })))
+    const { at: claim } = await momentOf(ctx.clock, () => holdInCore(holder!, () => holder!.transfer(a!.customer, body, { key })))
     await holder!.server.crash()
-    // Before the lease can have run out (it started after claimed.sentAt): another instance must refuse.
-    const early = await timed(() => other!.transfer(a!.customer, body, { key }))
-    if (early.answeredAt < claimed.sentAt + LEASE_MS - CLOCK_SLACK_MS) expectInFlight(early.reply, "a retry before the crashed holder's lease ran out")
+    // At the lease's last millisecond (on a real clock, at once, judged only if answered in time): another instance must refuse.
+    const earlyAt = lastInside(ctx.clock, claim, LEASE_MS, LEASE_MS)
+    await ctx.clock.moveTo(earlyAt)
+    const early = await momentOf(ctx.clock, () => other!.transfer(a!.customer, body, { key }))
+    if (decidedInside(ctx.clock, claim, LEASE_MS, early.at.to))
+      expectInFlight(early.value, `a retry ${elapsed(claim, earlyAt)} after the claim, before the crashed holder's ${LEASE_MS} ms lease ran out`)
     else ctx.note('the first retry came after the lease could have ended (slow machine): only the takeover was judged')
-    // After the lease has certainly run out (it began before claimed.answeredAt): the retry takes the key over.
-    await sleepUntil(claimed.answeredAt + LEASE_MS + CLOCK_SLACK_MS)
+    // At the lease's end: the retry takes the key over.
+    await ctx.clock.moveTo(firstOutside(ctx.clock, claim, LEASE_MS, 0))
     await other!.core({ hold: true })
-    const takenAt = Date.now()
-    const late = pending(other!.transfer(a!.customer, body, { key }))
+    let late!: Promise<Reply>
     try {
-      const verdict = await answeredOrInCore(
-        other!,
-        late.then((r) => [r]),
-        0,
-        15_000,
-      )
+      const { at: taken, value: verdict } = await momentOf(ctx.clock, () => {
+        late = pending(other!.transfer(a!.customer, body, { key }))
+        return answeredOrInCore(
+          other!,
+          late.then((r) => [r]),
+          0,
+          15_000,
+        )
+      })
       if ('answered' in verdict)
-        fail("a retry after the crashed holder's lease ran out must take the key over and execute", {
-          exchange: verdict.answered[0]!.exchange,
-          got: `HTTP ${verdict.answered[0]!.status}`,
-        })
-      // The new holder's lease runs from its takeover, after takenAt: a retry now must be refused.
-      const third = await timed(() => ctx.bank.transfer(a!.customer, body, { key }))
-      if (third.answeredAt < takenAt + TAKEOVER_LEASE_MS - CLOCK_SLACK_MS)
-        expectInFlight(third.reply, 'a retry while the instance that took the key over is working')
+        fail(
+          `a retry ${elapsed(claim, taken.from)} after the claim, when the crashed holder's ${LEASE_MS} ms lease had run out, must take the key over and execute`,
+          {
+            exchange: verdict.answered[0]!.exchange,
+            got: `HTTP ${verdict.answered[0]!.status}`,
+          },
+        )
+      // The new holder's lease runs from its takeover: a retry at its last millisecond must be refused.
+      const thirdAt = lastInside(ctx.clock, taken, TAKEOVER_LEASE_MS, TAKEOVER_LEASE_MS)
+      await ctx.clock.moveTo(thirdAt)
+      const third = await momentOf(ctx.clock, () => ctx.bank.transfer(a!.customer, body, { key }))
+      if (decidedInside(ctx.clock, taken, TAKEOVER_LEASE_MS, third.at.to))
+        expectInFlight(third.value, `a retry ${elapsed(taken, thirdAt)} into the ${TAKEOVER_LEASE_MS} ms lease of the instance that took the key over`)
       else ctx.note('the retry during the takeover came after its lease could have ended (slow machine): not judged')
     } finally {
       await other!.core({ hold: false })
@@ -120,6 +132,7 @@ const skewedClocks: Check = {
   points: 10,
   hint: "Compute lease_until and expires_at, compare them, and count the lease left for Retry-After, with the database's now(): never with Date.now() of the instance, which may be tens of seconds off.",
   timeoutMs: 90_000,
+  timed: true,
   async run(ctx) {
     const settings = { LAB_LEASE_MS: String(SKEWED_LEASE_MS), LAB_KEY_TTL_MS: String(SKEWED_TTL_MS) }
     const [behind] = await moreInstances(ctx, 1, { ...settings, LAB_CLOCK_OFFSET_MS: String(-SKEW_MS) })
@@ -127,32 +140,49 @@ const skewedClocks: Check = {
     const [a, b] = await openParties(ctx, 2)
     const { body, key } = plan(ctx, a!, b!)
     const before = await ctx.bank.ledger()
-    const claimed = await timed(() => holdInCore(behind!, () => behind!.transfer(a!.customer, body, { key })))
-    const { reply } = claimed.reply
-    const claim = { leaseMs: SKEWED_LEASE_MS, sentAt: claimed.sentAt, inCoreAt: claimed.answeredAt }
+    const { at: claimedAt, value: held } = await momentOf(ctx.clock, () => holdInCore(behind!, () => behind!.transfer(a!.customer, body, { key })))
+    const claim = { leaseMs: SKEWED_LEASE_MS, at: claimedAt }
+    const instances = [
+      [ahead!, 'the instance 30 s ahead'],
+      [behind!, 'the instance 30 s behind, which holds the claim'],
+    ] as const
     try {
       // The lease has 20 s to go by the database: the instance 30 s ahead must not see it as over, nor either one
-      // tell a client to come back later (or sooner) than the lease says.
-      for (const [bank, where] of [
-        [ahead!, 'the instance 30 s ahead'],
-        [behind!, 'the instance 30 s behind, which holds the claim'],
-      ] as const) {
-        const duplicate = await timed(() => bank.transfer(a!.customer, body, { key }))
-        expectInFlight(duplicate.reply, `a duplicate through ${where}`)
-        const into = `${duplicate.sentAt - claim.inCoreAt} ms into a ${SKEWED_LEASE_MS} ms lease`
-        expectRetryAfterLeft(duplicate.reply, claim, duplicate.sentAt, duplicate.answeredAt, `a duplicate through ${where}, ${into}`)
+      // tell a client to come back later (or sooner) than the lease says. At once, and on a controlled clock at the lease's last millisecond.
+      const moments = ctx.clock.controlled ? [claimedAt.to, lastInside(ctx.clock, claimedAt, SKEWED_LEASE_MS, 0)] : [claimedAt.to]
+      for (const at of moments) {
+        await ctx.clock.moveTo(at)
+        for (const [bank, where] of instances) {
+          const duplicate = await momentOf(ctx.clock, () => bank.transfer(a!.customer, body, { key }))
+          const into = `${elapsed(claimedAt, duplicate.at.from)} into a ${SKEWED_LEASE_MS} ms lease`
+          expectInFlight(duplicate.value, `a duplicate through ${where}, ${into}`)
+          expectRetryAfterLeft(duplicate.value, claim, duplicate.at, `a duplicate through ${where}, ${into}`)
+        }
       }
     } finally {
       await behind!.core({ hold: false })
     }
-    const first = await reply
+    const first = await held.reply
     expectEqual(first.status, 201, 'the held transfer completes once its core is released', first.exchange)
     // The key lives 25 s by the database; by the clock of the instance ahead, it expired before it was made.
-    const retry = await timed(() => ahead!.transfer(a!.customer, body, { key }))
-    if (retry.answeredAt > claimed.sentAt + SKEWED_TTL_MS - CLOCK_SLACK_MS)
-      ctx.note(`the retry came ${retry.answeredAt - claimed.sentAt} ms after the claim, past the TTL itself (slow machine): not judged`)
-    else expectReplayOf(first, retry.reply, 'a retry through the instance 30 s ahead')
+    const aliveAt = lastInside(ctx.clock, claimedAt, SKEWED_TTL_MS, SKEWED_TTL_MS)
+    await ctx.clock.moveTo(aliveAt)
+    const retry = await momentOf(ctx.clock, () => ahead!.transfer(a!.customer, body, { key }))
+    if (!decidedInside(ctx.clock, claimedAt, SKEWED_TTL_MS, retry.at.to))
+      ctx.note(`the retry came ${elapsed(claimedAt, retry.at.to)} after the claim, past the TTL itself (slow machine): not judged`)
+    else expectReplayOf(first, retry.value, `a retry ${elapsed(claimedAt, aliveAt)} after the claim (TTL ${SKEWED_TTL_MS} ms) through the instance 30 s ahead`)
     await expectExactlyOnce(ctx.bank, before, body, first)
+    if (!ctx.clock.controlled) return
+    // At the TTL's end by the database, the key is gone, also for the instance 30 s behind, whose own clock gives it 30 s more.
+    const goneAt = firstOutside(ctx.clock, claimedAt, SKEWED_TTL_MS, 0)
+    await ctx.clock.moveTo(goneAt)
+    const anew = await behind!.transfer(a!.customer, body, { key })
+    const rows = newRows(before, await ctx.bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
+    if (anew.status !== 201 || rows.length !== 2)
+      fail(
+        `a retry ${elapsed(claimedAt, goneAt)} after the claim, when its ${SKEWED_TTL_MS} ms TTL had run out by the database's clock, through the instance 30 s behind, was not executed as new: expiry must be decided by now() in the database`,
+        { exchange: anew.exchange, expected: 'HTTP 201 and a second ledger row', got: `HTTP ${anew.status}, ${rows.length} ledger row(s)` },
+      )
   },
 }
 

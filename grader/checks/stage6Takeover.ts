@@ -11,7 +11,7 @@
 // takes the key from the retry that just took it.
 import { expectEqual, fail, type Check } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
-import { CLOCK_SLACK_MS, sleepUntil, timed } from './clock.ts'
+import { firstOutside, momentOf } from './timeline.ts'
 import { expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { connectToDatabase, lockRowsMentioning, lockWaiters } from './layerRows.ts'
 import { openParties } from './setup.ts'
@@ -29,16 +29,17 @@ const simultaneousTakeovers: Check = {
   timeoutMs: 90_000,
   // It locks the key's row itself, on the grade's database.
   needs: 'database',
+  timed: true,
   async run(ctx) {
     const [holder] = await moreInstances(ctx, 1, { LAB_LEASE_MS: String(LEASE_MS) })
     const takers = await moreInstances(ctx, 3, { LAB_LEASE_MS: String(TAKER_LEASE_MS) })
     const [a, b] = await openParties(ctx, 2)
     const { body, key } = plan(ctx, a!, b!)
     const before = await ctx.bank.ledger()
-    const claimed = await timed(() => holdInCore(holder!, () => holder!.transfer(a!.customer, body, { key })))
+    const { at: claim } = await momentOf(ctx.clock, () => holdInCore(holder!, () => holder!.transfer(a!.customer, body, { key })))
     await holder!.server.crash()
-    // The crashed holder's lease began before claimed.answeredAt: after this it is over by any clock.
-    await sleepUntil(claimed.answeredAt + LEASE_MS + CLOCK_SLACK_MS)
+    // The crashed holder's lease is over from here on.
+    await ctx.clock.moveTo(firstOutside(ctx.clock, claim, LEASE_MS, 0))
 
     const locker = await connectToDatabase(ctx.bank)
     const watcher = await connectToDatabase(ctx.bank)
