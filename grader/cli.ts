@@ -8,7 +8,7 @@ import { gradeAll } from './gradeAll.ts'
 import { installSignalCleanup } from '../harness/processes.ts'
 import { nextStep } from './nextStep.ts'
 import { LOOP_OPTIONS, LOOP_USAGE, LoopOptionError, loopGradeOptions } from './options.ts'
-import { printCheck, printHeader, printKept, stageHeadings, printSummary, printVerboseExchange } from './report.ts'
+import { printCheck, printDatabaseStart, printHeader, printKept, stageHeadings, printSummary, printVerboseExchange } from './report.ts'
 import { newSeed } from '../harness/rng.ts'
 import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from './roster/roster.ts'
 import { repoRoot } from '../harness/paths.ts'
@@ -34,6 +34,9 @@ const USAGE = `usage: npm run grade -- <stage|all> [options]
 ${LOOP_USAGE}
   --no-sandbox     run the learner's code without the bubblewrap sandbox (used when
                    bwrap is available; a roster refuses to run without it)
+  --real-clock     wait out every lease and TTL on the host's clock instead of
+                   moving the grade's clock (slower; as for a --server without
+                   PUT /admin/clock)
 
   --roster DIR     grade every checkout under DIR (folder name = learner id),
                    every stage (or only <stage>), in parallel, each stage of each
@@ -55,6 +58,7 @@ async function main(): Promise<number> {
       json: { type: 'string' },
       verbose: { type: 'boolean', default: false },
       'no-sandbox': { type: 'boolean', default: false },
+      'real-clock': { type: 'boolean', default: false },
       // For the roster's grader children: the sandbox is required, and the result goes to a pipe.
       sandbox: { type: 'boolean', default: false },
       'json-fd': { type: 'string' },
@@ -139,8 +143,10 @@ async function main(): Promise<number> {
       sandbox,
       sandboxTmp,
       server,
+      realClock: values['real-clock'],
       onExchange: values.verbose ? printVerboseExchange : undefined,
       onCheckStart: quiet ? undefined : stageHeadings(stage.number),
+      onDatabaseStart: quiet ? undefined : printDatabaseStart,
       onCheckEnd: quiet ? (r) => (r.passed ? undefined : printCheck(r)) : printCheck,
     })
     results.push(result)

@@ -1,30 +1,47 @@
 // npm run grade -- all: grades each stage's own folder with that stage's checks
 // (and its regression), one stage after the other with one seed, then prints
-// where the learner stands and what to do next.
+// where the learner stands and what to do next. A stage whose learner files
+// are still the starters is "not started": it is not graded (no server, no
+// regression), which would only take minutes to say that a starter fails.
 import { writeFileSync } from 'node:fs'
-import { course } from '../harness/course.ts'
-import { renderProgress, stageProgress, type StageProgress } from './progress.ts'
-import { printCheck, printHeader, stageHeadings, printSummary, printVerboseExchange } from './report.ts'
+import chalk from 'chalk'
+import { course, type Stage } from '../harness/course.ts'
+import { skippedOnDatabase, type Check } from './check.ts'
+import { isNotStarted, notStartedProgress, renderProgress, stageProgress, type StageProgress } from './progress.ts'
+import { printCheck, printDatabaseStart, printHeader, stageHeadings, printSummary, printVerboseExchange } from './report.ts'
 import type { GradeResult } from './runner.ts'
 import { describeSource, type Source } from '../harness/workspace.ts'
 
 export type GradeAllOptions = { source: Source; seed: number; verbose: boolean; json?: string; sandbox?: boolean; sandboxTmp?: string }
+
+/** A stage's grade; for a stage not started, one without checks (none ran), marked so. */
+export type StageGrade = GradeResult & { notStarted?: true }
 
 export type GradeAllResult = {
   seed: number
   passed: boolean
   rerun: string
   progress: StageProgress[]
-  stages: GradeResult[]
+  stages: StageGrade[]
 }
 
 export async function gradeAll(o: GradeAllOptions): Promise<number> {
-  const { grade } = await import('./runner.ts')
-  const stages: GradeResult[] = []
+  // Loaded here, not at the top: a check module that fails to load is the grader failing (cli.ts).
+  const { grade, rerunCommand } = await import('./runner.ts')
+  const { checksFor } = await import('./checks/index.ts')
+  const stages: StageGrade[] = []
   const progress: StageProgress[] = []
   for (const stage of course.stages) {
     const where = o.source.kind === 'solution' ? `solutions/${stage.folder}` : o.source.kind === 'dir' ? o.source.path : `stages/${stage.folder}`
     printHeader(stage, o.seed, where)
+    if (isNotStarted(stage, o.source)) {
+      const gradeIt = `npm run grade -- ${stage.number}${describeSource(o.source)}`
+      console.log(chalk.dim(`  · not started: its learner files are still the starters, so it is not graded (${gradeIt} grades it anyway)`))
+      const maxScore = ownMaxScore(stage, checksFor(stage.number))
+      stages.push(notStartedGrade(stage, o.seed, maxScore, rerunCommand(stage.number, o.seed, o.source)))
+      progress.push(notStartedProgress(stage, maxScore))
+      continue
+    }
     const result = await grade({
       stage: stage.number,
       seed: o.seed,
@@ -33,6 +50,7 @@ export async function gradeAll(o: GradeAllOptions): Promise<number> {
       sandboxTmp: o.sandboxTmp,
       onExchange: o.verbose ? printVerboseExchange : undefined,
       onCheckStart: stageHeadings(stage.number),
+      onDatabaseStart: printDatabaseStart,
       onCheckEnd: printCheck,
     })
     printSummary(result)
@@ -46,4 +64,26 @@ export async function gradeAll(o: GradeAllOptions): Promise<number> {
     writeFileSync(o.json, `${JSON.stringify(payload, null, 2)}\n`)
   }
   return passed ? 0 : 1
+}
+
+/** The points of a stage's own checks, as its grade would count them (a check skipped on its database counts none). */
+function ownMaxScore(stage: Stage, checks: Check[]): number {
+  return checks.filter((c) => !skippedOnDatabase(c, stage)).reduce((n, c) => n + c.points, 0)
+}
+
+/** What --json says of a stage not started: not passed (a starter fails), and no check run. */
+function notStartedGrade(stage: Stage, seed: number, maxScore: number, rerun: string): StageGrade {
+  return {
+    stage: stage.number,
+    slug: stage.slug,
+    seed,
+    passed: false,
+    score: 0,
+    maxScore,
+    durationMs: 0,
+    serverStartMs: 0,
+    rerun,
+    checks: [],
+    notStarted: true,
+  }
 }

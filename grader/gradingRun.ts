@@ -10,7 +10,7 @@ import { keepServer, type KeptServer } from './keep.ts'
 import { sandboxExports } from './learnerCode.ts'
 import { stageByNumber, type Stage } from '../harness/course.ts'
 import type { Exchange } from '../harness/http.ts'
-import { databasesPerPath, startPostgres, type GradeDatabases } from '../harness/postgres.ts'
+import { databasesPerPath, startPostgres, type GradeDatabases, type PgServer } from '../harness/postgres.ts'
 import { stageSandbox } from '../harness/sandbox.ts'
 import type { ServerCommand } from '../harness/serverCommand.ts'
 import { clockIsControlled, GradeClock } from '../harness/gradeClock.ts'
@@ -35,6 +35,8 @@ export type GradeOptions = {
   onExchange?: (e: Exchange) => void
   onCheckStart?: (stage: Stage, check: Check) => void
   onCheckEnd?: (result: CheckResult) => void
+  /** Called as a stage on PostgreSQL starts a server of its own (an embedded one takes seconds); what it returns is called once it is up, or with undefined if it did not start. */
+  onDatabaseStart?: (stage: Stage) => (server: PgServer | undefined) => void
   /** Replace bank/main.ts (the grader's self-tests use scenario servers). */
   entry?: string
   /** Run the learner's code in a sandbox (sandbox.ts); the CLI decides with sandboxPolicy(). */
@@ -43,6 +45,12 @@ export type GradeOptions = {
   sandboxTmp?: string
   /** Grade this command's server (`--server CMD`, any language) instead of a stage folder. */
   server?: ServerCommand
+  /**
+   * A running PostgreSQL that several grades share (the repetitions, the
+   * self-tests): a stage-6 grade makes and drops its own databases on it and
+   * leaves it running, instead of starting a server of its own.
+   */
+  postgres?: PgServer
   /** Run every check on the host's clock, waiting out leases and TTLs (--real-clock), as for a server whose clock cannot be moved. */
   realClock?: boolean
 }
@@ -74,7 +82,12 @@ export type Run = {
 
 export async function prepareRun(options: GradeOptions): Promise<Run> {
   const graded = stageByNumber(options.stage)
-  const pg = graded.database === 'postgres' ? databasesPerPath(await startPostgres()) : undefined
+  const pg =
+    graded.database !== 'postgres'
+      ? undefined
+      : options.postgres
+        ? databasesPerPath(options.postgres, { shared: true })
+        : databasesPerPath(await startDatabase(options, graded))
   if (pg && options.sandbox && !pg.server.socketDir) {
     await pg.dispose()
     throw new Error('the sandbox has no network, so it cannot reach LAB_DATABASE_URL: grade with --no-sandbox')
@@ -86,7 +99,8 @@ export async function prepareRun(options: GradeOptions): Promise<Run> {
   const sandbox = options.sandbox ? { ...stageSandbox(graded, [workspace.stageDir(graded)], writable), tmp: options.sandboxTmp } : undefined
   sandboxExports(options.sandbox ? { dataDir: workspace.tmp, tmp: options.sandboxTmp } : undefined)
   const scanned = workspace.scanTarget(graded)
-  const gradeClock = new GradeClock(!options.realClock)
+  // The bank always offers PUT /admin/clock; the self-tests' scenario servers (entry) never do, and a --server is asked once it runs.
+  const gradeClock = new GradeClock(!options.realClock && !options.entry)
   return {
     options,
     graded,
@@ -115,6 +129,18 @@ export async function prepareRun(options: GradeOptions): Promise<Run> {
     serverStartMs: 0,
     // Before any server starts: a folder that loads the answer scores nothing (a --server command loads none of ours).
     copied: options.server ? '' : describeRefusals(findCopiedAnswers(scanned)),
+  }
+}
+
+/** The grade's own PostgreSQL, told to onDatabaseStart: the CLI shows a line while it starts. */
+async function startDatabase(options: GradeOptions, graded: Stage): Promise<PgServer> {
+  const started = options.onDatabaseStart?.(graded)
+  let server: PgServer | undefined
+  try {
+    server = await startPostgres()
+    return server
+  } finally {
+    started?.(server)
   }
 }
 
@@ -147,7 +173,7 @@ export async function startShared(run: Run): Promise<string | undefined> {
     await run.shared.start()
     run.serverStartMs ||= run.shared.lastStartMs
     // A --server may not offer PUT /admin/clock: then the grade waits on real time.
-    if (run.clock.controlled && !(await clockIsControlled(run.shared))) run.clock.useRealTime()
+    if (run.options.server && run.clock.controlled && !(await clockIsControlled(run.shared))) run.clock.useRealTime()
     return undefined
   } catch (error) {
     // A computed path into solutions/ that the permission model stopped.

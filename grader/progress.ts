@@ -29,19 +29,28 @@ export function checkoutOf(source: Source): string | undefined {
   return source.kind === 'starter' ? repoRoot : source.kind === 'dir' ? source.path : undefined
 }
 
+/** The stage's learner files in `source` are still the starters (never so for the reference solution). */
+export function isNotStarted(stage: Stage, source: Source): boolean {
+  const checkout = checkoutOf(source)
+  return checkout !== undefined && isUntouched(stage, checkout)
+}
+
 export function stageProgress(result: GradeResult, stage: Stage, source: Source): StageProgress {
   const own = result.checks.filter((c) => c.stage === stage.number)
-  const checkout = checkoutOf(source)
-  const untouched = checkout !== undefined && isUntouched(stage, checkout)
   return {
     stage: stage.number,
     slug: stage.slug,
     title: stage.title,
-    state: untouched ? 'not started' : own.length > 0 && own.every((c) => c.passed) ? 'passed' : 'failed',
+    state: isNotStarted(stage, source) ? 'not started' : own.length > 0 && own.every((c) => c.passed) ? 'passed' : 'failed',
     score: own.reduce((n, c) => n + c.points, 0),
     maxScore: own.reduce((n, c) => n + c.maxPoints, 0),
     regressionFailed: result.checks.filter((c) => c.stage !== stage.number && !c.passed).map((c) => c.id),
   }
+}
+
+/** A stage not graded because it is still the starter (grade all): nothing ran, nothing scored. */
+export function notStartedProgress(stage: Stage, maxScore: number): StageProgress {
+  return { stage: stage.number, slug: stage.slug, title: stage.title, state: 'not started', score: 0, maxScore, regressionFailed: [] }
 }
 
 /** "next: stage 3 — npm run grade -- 3", from the first stage not passed; the capstone once all pass. */

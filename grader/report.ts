@@ -2,6 +2,7 @@
 import chalk from 'chalk'
 import type { Stage } from '../harness/course.ts'
 import { describeResponse, toCurl, type Exchange } from '../harness/http.ts'
+import type { PgServer } from '../harness/postgres.ts'
 import type { KeptServer } from './keep.ts'
 import type { CheckResult } from './checkResult.ts'
 import type { GradeResult } from './runner.ts'
@@ -15,6 +16,19 @@ const indent = (text: string, pad: string) =>
 
 export function printHeader(stage: Stage, seed: number, where: string) {
   console.log(chalk.bold(`\nStage ${stage.number} · ${stage.title}`) + chalk.dim(`  (${where}, seed ${seed})`))
+}
+
+/**
+ * For a grade's onDatabaseStart: an embedded PostgreSQL (stage 6) takes
+ * seconds to start before the first check, so the terminal says so while it
+ * starts, and then how long it took, on the same line.
+ */
+export function printDatabaseStart(stage: Stage): (server: Pick<PgServer, 'kind' | 'startMs'> | undefined) => void {
+  process.stdout.write(chalk.dim(`  starting PostgreSQL for stage ${stage.number} …`))
+  return (server) => {
+    if (!server) return console.log(chalk.dim(' did not start'))
+    console.log(chalk.dim(server.kind === 'external' ? " using LAB_DATABASE_URL's server" : ` started in ${(server.startMs / 1000).toFixed(1)} s`))
+  }
 }
 
 /** For one grade's onCheckStart: prints each stage's heading before its first check (a new grade prints them anew). */

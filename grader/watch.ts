@@ -11,7 +11,7 @@ import { course, findStage } from '../harness/course.ts'
 import { nextStep } from './nextStep.ts'
 import { repoRoot } from '../harness/paths.ts'
 import { installSignalCleanup } from '../harness/processes.ts'
-import { printCheck, printHeader, printSummary, stageHeadings } from './report.ts'
+import { printCheck, printDatabaseStart, printHeader, printSummary, stageHeadings } from './report.ts'
 import { newSeed } from '../harness/rng.ts'
 import { grade } from './runner.ts'
 import type { Source } from '../harness/workspace.ts'
@@ -61,6 +61,7 @@ async function regrade(reason: string) {
     source,
     stopAtFirstFailure: !values.all,
     onCheckStart: stageHeadings(stage.number),
+    onDatabaseStart: printDatabaseStart,
     onCheckEnd: printCheck,
   })
   printSummary(result)

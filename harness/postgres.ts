@@ -225,11 +225,11 @@ async function waitReady(url: string, server: ChildProcess, log: () => string): 
  * A grade's databases: one per database file the runner hands out (the shared
  * instance's, or a check's fresh one), created on first use, so instances
  * started on "the same database" share one; all dropped, and the server
- * stopped, by dispose().
+ * stopped (unless it is `shared` by several grades), by dispose().
  */
 type ClockedTimeline = { followDatabase(database: PgDatabase): Promise<void> }
 
-export function databasesPerPath(server: PgServer) {
+export function databasesPerPath(server: PgServer, { shared = false }: { shared?: boolean } = {}) {
   const made = new Map<string, Promise<PgDatabase>>()
   return {
     server,
@@ -247,7 +247,7 @@ export function databasesPerPath(server: PgServer) {
     },
     async dispose(): Promise<void> {
       for (const database of made.values()) await (await database).drop().catch(() => undefined)
-      await server.stop()
+      if (!shared) await server.stop()
     },
   }
 }

@@ -117,6 +117,10 @@ export class ServerProcess {
   private stopping = false
   /** Set when the process exits on its own (not by stop or crash). */
   unexpectedExit: string | undefined
+  /** Wakes a start that waits for the "listening" line: called on the server's output and on its exit. */
+  private wake = () => {}
+  /** Resolves once the current process's output has ended (its pipes closed). */
+  private outputEnded: Promise<void> = Promise.resolve()
   /** How long the last successful start took, from spawn to GET /health answering 200. */
   lastStartMs = 0
   /** Time spent inside start() so far, a start under way included: a check's time limit leaves it out. */
@@ -192,11 +196,14 @@ export class ServerProcess {
       const text = chunk.toString('utf8')
       this.logText = (this.logText + text).slice(-LOG_LIMIT)
       if (this.sinceStart.length < LOG_LIMIT) this.sinceStart += text
+      this.wake()
     }
     child.stdout!.on('data', append)
     child.stderr!.on('data', append)
+    this.outputEnded = new Promise((resolve) => child.once('close', () => resolve()))
     child.once('exit', (code, signal) => {
       if (this.child === child && !this.stopping) this.unexpectedExit = signal ? `killed by ${signal}` : `exited with code ${code}`
+      this.wake()
     })
 
     const deadline = Date.now() + timeoutMs
@@ -221,20 +228,46 @@ export class ServerProcess {
         return 'http://localhost'
       }
       if (match) return match[1]!
-      if (!this.alive) throw new ServerStartError(`the server ${this.unexpectedExit ?? 'exited'} before it listened.\n${this.logTail()}`)
+      if (!this.alive) {
+        await this.lastOutput()
+        throw new ServerStartError(`the server ${this.unexpectedExit ?? 'exited'} before it listened.\n${this.logTail()}`)
+      }
       if (Date.now() > deadline)
         throw new ServerStartError(
           `the server is still running but did not print "listening on http://127.0.0.1:PORT" within ${seconds} s ` +
             `(the start-up ceiling; LAB_START_TIMEOUT_S raises it).\n${this.logTail()}`,
         )
-      await sleep(25)
+      await this.outputOrExit(deadline - Date.now())
     }
+  }
+
+  /**
+   * Resolves when the server prints something or exits (or after `ms`): the
+   * "listening" line is seen the moment it arrives, not at a polling tick.
+   */
+  private outputOrExit(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, Math.max(ms, 0) + 1)
+      function done() {
+        clearTimeout(timer)
+        resolve()
+      }
+      this.wake = done
+    })
+  }
+
+  /** A process that exited may still have output in its pipes: the error shows its last lines (a moment at most). */
+  private lastOutput(): Promise<unknown> {
+    return Promise.race([this.outputEnded, sleep(250)])
   }
 
   private async waitForHealth(deadline: number, timeoutMs: number): Promise<void> {
     let last = 'no answer'
     while (Date.now() < deadline) {
-      if (!this.alive) throw new ServerStartError(`the server ${this.unexpectedExit} while starting.\n${this.logTail()}`)
+      if (!this.alive) {
+        await this.lastOutput()
+        throw new ServerStartError(`the server ${this.unexpectedExit} while starting.\n${this.logTail()}`)
+      }
       try {
         const res = await request(`${this.url}/health`, { dispatcher: this.socket?.agent, headersTimeout: 1_000, bodyTimeout: 1_000 })
         const text = await res.body.text()
@@ -243,7 +276,8 @@ export class ServerProcess {
       } catch (error) {
         last = (error as Error).message
       }
-      await sleep(100)
+      // It already printed that it listens: an answer is usually a moment away.
+      await sleep(25)
     }
     throw new ServerStartError(`GET /health never answered 200 within ${timeoutMs / 1000} s (last: ${last}).\n${this.logTail()}`)
   }

@@ -9,7 +9,8 @@
 import { parseArgs } from 'node:util'
 import chalk from 'chalk'
 import pLimit from 'p-limit'
-import { course } from '../harness/course.ts'
+import { course, stageByNumber } from '../harness/course.ts'
+import { startPostgres, type PgServer } from '../harness/postgres.ts'
 import { mutants } from '../grader/mutants/index.ts'
 import { materialize } from '../grader/mutants/mutant.ts'
 import { installSignalCleanup } from '../harness/processes.ts'
@@ -49,6 +50,9 @@ async function repeat(what: string, once: (seed: number) => Promise<string | und
 }
 
 const wanted = (id: string) => positionals.length === 0 || positionals.includes(id)
+// One PostgreSQL for every stage-6 grade (each makes and drops its own databases), started on first use.
+let postgres: Promise<PgServer> | undefined
+const sharedPostgres = async (stage: number) => (stageByNumber(stage).database === 'postgres' ? { postgres: await (postgres ??= startPostgres()) } : {})
 // Every row is queued at once, so the limiter stays full from the first grade to the last.
 const pending: Array<Promise<void>> = []
 
@@ -56,7 +60,7 @@ if (!values['mutants-only'])
   for (const stage of course.stages.filter((s) => wanted(`solution-${s.number}`)))
     pending.push(
       repeat(`solution of stage ${stage.number} passes`, async (seed) => {
-        const r = await grade({ stage: stage.number, seed, source: { kind: 'solution' } })
+        const r = await grade({ stage: stage.number, seed, source: { kind: 'solution' }, ...(await sharedPostgres(stage.number)) })
         const failed = r.checks.filter((c) => !c.passed)
         return r.passed ? undefined : `${r.rerun}: failed ${failed.map((c) => `${c.id} (${c.message.split('\n')[0]})`).join(', ')}`
       }),
@@ -67,13 +71,14 @@ if (!values['solutions-only'])
     const path = materialize(mutant)
     pending.push(
       repeat(`mutant ${mutant.id} fails ${mutant.mustFail}`, async (seed) => {
-        const r = await grade({ stage: mutant.stage, seed, source: { kind: 'dir', path }, only: [mutant.mustFail] })
+        const r = await grade({ stage: mutant.stage, seed, source: { kind: 'dir', path }, only: [mutant.mustFail], ...(await sharedPostgres(mutant.stage)) })
         const check = r.checks.find((c) => c.id === mutant.mustFail)
         return check && !check.passed ? undefined : `seed ${seed}: ${mutant.mustFail} passed on the mutant (rerun: ${r.rerun})`
       }),
     )
   }
 await Promise.all(pending)
+await (await postgres)?.stop()
 
 const failed = rows.filter((r) => r.failures.length > 0).length
 console.log(`\n${rows.length - failed} passed, ${failed} failed`)

@@ -19,6 +19,7 @@ function parseMatrix(text: string): Row[] {
   for (const line of text.split('\n')) {
     const heading = /^## Stage (\d+)\b/.exec(line)
     if (heading) stage = Number(heading[1])
+    else if (line.startsWith('## ')) stage = undefined // a section after the stages' tables
     if (stage === undefined || !line.startsWith('|') || line.startsWith('|---') || line.startsWith('| property ')) continue
     const cells = line
       .split('|')
@@ -76,5 +77,21 @@ describe('the guarantee matrix', () => {
       without.filter((r) => !bank.includes(r)).map((r) => r.check),
       'properties still waiting for a mutant',
     ).toEqual([])
+  })
+})
+
+describe('the time boundaries (docs/guarantees.md)', () => {
+  const text = readFileSync(resolve(repoRoot, 'docs/guarantees.md'), 'utf8')
+  const section = text.slice(text.indexOf('## Time boundaries'))
+  const listed = [...section.matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map((m) => m[1]!)
+
+  it('lists every check that moves the clock (timed), once each, and no other', () => {
+    const timed = course.stages.flatMap((s) =>
+      checksFor(s.number)
+        .filter((c) => c.timed)
+        .map((c) => c.id),
+    )
+    expect(new Set(listed).size, 'a check listed twice').toBe(listed.length)
+    expect([...listed].sort()).toEqual([...timed].sort())
   })
 })

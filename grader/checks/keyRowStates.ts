@@ -10,7 +10,7 @@ import Database from 'better-sqlite3'
 import { expectStatus, fail, type Check } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
 import { firstOutside, momentOf } from './timeline.ts'
-import { openParties } from './setup.ts'
+import { openParties, periodBank } from './setup.ts'
 import { answeredOrInCore, holdInCore, pending, plan } from './inFlight.ts'
 import { BANK_TABLES } from './keyTable.ts'
 
@@ -56,6 +56,7 @@ function isClock(value: unknown, now: number): boolean {
 
 const isEmpty = (v: unknown) => v === null || v === ''
 
+/** The lease on a real clock (on a controlled one, the default: periodBank). */
 const LEASE_MS = 800
 
 const keyRowStates: Check = {
@@ -67,7 +68,7 @@ const keyRowStates: Check = {
   needs: 'sqlite-file',
   timed: true,
   async run(ctx) {
-    const bank = await ctx.startServer({ env: { LAB_LEASE_MS: String(LEASE_MS) } })
+    const { bank, leaseMs } = await periodBank(ctx, { leaseMs: LEASE_MS })
     const { dbPath } = bank.server.options
     const [a, b] = await openParties(ctx, 2, 2, bank)
     const { body, key } = plan(ctx, a, b)
@@ -82,7 +83,7 @@ const keyRowStates: Check = {
         fail(
           `while the first request was in the core, no row of the layer held its key (${key}): the claim must be committed on its own, before the transfer, so that every process sees it`,
         )
-      await ctx.clock.moveTo(firstOutside(ctx.clock, claim, LEASE_MS, LEASE_MS / 4))
+      await ctx.clock.moveTo(firstOutside(ctx.clock, claim, leaseMs, leaseMs / 4))
       const retry = send(key)
       const seen = await answeredOrInCore(
         bank,

@@ -11,16 +11,16 @@
 import type { BankClient, TransferBody } from '../../harness/bankClient.ts'
 import { expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
-import { expectChangedBodyRefused, is2xx, newRows, openParties, type Party } from './setup.ts'
+import { expectChangedBodyRefused, is2xx, newRows, openParties, periodBank, type Party } from './setup.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { expectRetryAfterLeft } from './retryAfter.ts'
 import { decidedInside, elapsed, firstOutside, lastInside, momentOf, untilConclusive, type Moment } from './timeline.ts'
 
-/** An instance with lease `leaseMs` and two funded customers. */
-async function leaseBank(ctx: CheckContext, leaseMs: number) {
-  const bank = await ctx.startServer({ env: { LAB_LEASE_MS: String(leaseMs) } })
+/** A server whose lease the check knows (periodBank: `shortMs` on a real clock), and two funded customers. */
+async function leaseBank(ctx: CheckContext, shortMs: number) {
+  const { bank, leaseMs } = await periodBank(ctx, { leaseMs: shortMs })
   const [a, b] = await openParties(ctx, 2, 2, bank)
-  return { bank, a, b }
+  return { bank, a, b, leaseMs }
 }
 
 /** A first request under a fresh key, held in the core; `send` resends under the same key. */
@@ -33,10 +33,10 @@ async function holdFirst(ctx: CheckContext, bank: BankClient, a: Party, b: Party
   return { body, key, before, first: held.reply, claim, send }
 }
 
-/** An instance with lease `leaseMs`, two funded customers, and one held first request. */
-async function heldClaim(ctx: CheckContext, leaseMs: number) {
-  const { bank, a, b } = await leaseBank(ctx, leaseMs)
-  return { bank, a, b, ...(await holdFirst(ctx, bank, a, b)) }
+/** A server whose lease the check knows, two funded customers, and one held first request. */
+async function heldClaim(ctx: CheckContext, shortMs: number) {
+  const { bank, a, b, leaseMs } = await leaseBank(ctx, shortMs)
+  return { bank, a, b, leaseMs, ...(await holdFirst(ctx, bank, a, b)) }
 }
 
 /** Moves the clock to `at`, sends one duplicate while the core is held: answered (refused) or in the core (executing). */
@@ -58,6 +58,7 @@ async function settle(bank: BankClient, replies: Array<Promise<Reply>>) {
   await Promise.allSettled(replies)
 }
 
+/** The lease on a real clock (on a controlled one, the default: periodBank). */
 const LENGTH_MS = 4_000
 
 const leaseLength: Check = {
@@ -68,35 +69,35 @@ const leaseLength: Check = {
   timeoutMs: 45_000,
   timed: true,
   async run(ctx) {
-    const { bank, a, b } = await leaseBank(ctx, LENGTH_MS)
+    const { bank, a, b, leaseMs } = await leaseBank(ctx, LENGTH_MS)
     await untilConclusive(ctx, async () => {
       const { body, before, first, claim, send } = await holdFirst(ctx, bank, a, b)
       let retried: Promise<Reply> | undefined
       try {
         // Inside: the lease's last millisecond. A lease a thousand times too short ran out long ago.
-        const insideAt = lastInside(ctx.clock, claim, LENGTH_MS, (LENGTH_MS * 3) / 4)
+        const insideAt = lastInside(ctx.clock, claim, leaseMs, (leaseMs * 3) / 4)
         const early = await probeAt(ctx, bank, insideAt, () => (retried = send()), 1)
         if ('reachedCore' in early.seen) {
-          if (!decidedInside(ctx.clock, claim, LENGTH_MS, early.sent.to)) {
+          if (!decidedInside(ctx.clock, claim, leaseMs, early.sent.to)) {
             await settle(bank, [first, retried!])
             return 'inconclusive'
           }
           fail(
-            `a retry ${elapsed(claim, insideAt)} after the claim, inside its ${LENGTH_MS} ms lease, took it over and is executing: ` +
+            `a retry ${elapsed(claim, insideAt)} after the claim, inside its ${leaseMs} ms lease, took it over and is executing: ` +
               'the lease is shorter than LAB_LEASE_MS (is it divided by 1000 somewhere, or compared the wrong way round?)',
             { expected: 'HTTP 409 (the first request still holds its lease)', got: 'a second execution waiting in the core' },
           )
         }
-        expectProblem(early.seen.answered[0]!, 409, `a retry ${elapsed(claim, insideAt)} into a ${LENGTH_MS} ms lease gets 409`)
+        expectProblem(early.seen.answered[0]!, 409, `a retry ${elapsed(claim, insideAt)} into a ${leaseMs} ms lease gets 409`)
 
         // Outside: the lease's end. A lease a thousand times too long, or one never compared with the clock, still holds.
-        const outsideAt = firstOutside(ctx.clock, claim, LENGTH_MS, LENGTH_MS / 10)
+        const outsideAt = firstOutside(ctx.clock, claim, leaseMs, leaseMs / 10)
         let late!: Promise<Reply>
         const after = await probeAt(ctx, bank, outsideAt, () => (late = send()), 1)
         if ('answered' in after.seen) {
           const [reply] = after.seen.answered
           fail(
-            `a retry ${elapsed(claim, outsideAt)} after the claim, at the end of its ${LENGTH_MS} ms lease, was refused: ` +
+            `a retry ${elapsed(claim, outsideAt)} after the claim, at the end of its ${leaseMs} ms lease, was refused: ` +
               'the lease is longer than LAB_LEASE_MS (multiplied by 1000, held one millisecond too long with < instead of <=, or never compared with the clock?)',
             { exchange: reply!.exchange, expected: 'the retry takes the expired claim over and executes', got: `HTTP ${reply!.status}` },
           )
@@ -105,7 +106,7 @@ const leaseLength: Check = {
         const [, retry] = await Promise.all([first, late])
         expectStatus(retry, 201, 'the retry that took over the expired claim executes the transfer')
         await expectExactlyOnce(bank, before, body, retry)
-        ctx.note(`lease ${LENGTH_MS} ms: 409 at ${elapsed(claim, insideAt)}, taken over at ${elapsed(claim, outsideAt)}`)
+        ctx.note(`lease ${leaseMs} ms: 409 at ${elapsed(claim, insideAt)}, taken over at ${elapsed(claim, outsideAt)}`)
         return 'done'
       } finally {
         await bank.core({ hold: false })
@@ -114,6 +115,7 @@ const leaseLength: Check = {
   },
 }
 
+/** The lease on a real clock (on a controlled one, the default: periodBank). */
 const RETRY_AFTER_LEASE_MS = 5_000
 
 const retryAfterTruthful: Check = {
@@ -124,27 +126,27 @@ const retryAfterTruthful: Check = {
   timeoutMs: 45_000,
   timed: true,
   async run(ctx) {
-    const { bank, a, b } = await leaseBank(ctx, RETRY_AFTER_LEASE_MS)
+    const { bank, a, b, leaseMs } = await leaseBank(ctx, RETRY_AFTER_LEASE_MS)
     await untilConclusive(ctx, async () => {
       const { body, before, first, claim, send } = await holdFirst(ctx, bank, a, b)
       const seen: string[] = []
       const duplicates: Array<Promise<Reply>> = []
       try {
-        // At once, at 2.5 s (a value between two seconds) and, on a controlled clock, at the last millisecond:
-        // a constant, the whole lease every time, or milliseconds is wrong at one of them.
-        const probes = [claim.to, claim.to + RETRY_AFTER_LEASE_MS / 2, ...(ctx.clock.controlled ? [lastInside(ctx.clock, claim, RETRY_AFTER_LEASE_MS, 0)] : [])]
+        // At once, 1.5 s later (the lease left is then between two whole seconds) and, on a controlled clock,
+        // at its last millisecond: a constant, the whole lease every time, or milliseconds is wrong at one of them.
+        const probes = [claim.to, claim.to + 1_500, ...(ctx.clock.controlled ? [lastInside(ctx.clock, claim, leaseMs, 0)] : [])]
         for (const at of probes) {
           const { sent, seen: decided } = await probeAt(ctx, bank, at, () => duplicates[duplicates.push(send()) - 1]!, 1)
           if ('reachedCore' in decided) {
-            if (decidedInside(ctx.clock, claim, RETRY_AFTER_LEASE_MS, sent.to))
+            if (decidedInside(ctx.clock, claim, leaseMs, sent.to))
               fail('a duplicate took the claim over while its lease was still running: the lease ended early (see lease-length)')
             await settle(bank, [first, ...duplicates])
             return 'inconclusive'
           }
           const reply = decided.answered[0]!
           expectProblem(reply, 409, 'a duplicate while the first request holds its lease gets 409')
-          const what = `${elapsed(claim, at)} into a ${RETRY_AFTER_LEASE_MS} ms lease`
-          expectRetryAfterLeft(reply, { leaseMs: RETRY_AFTER_LEASE_MS, at: claim }, sent, what)
+          const what = `${elapsed(claim, at)} into a ${leaseMs} ms lease`
+          expectRetryAfterLeft(reply, { leaseMs, at: claim }, sent, what)
           seen.push(`${what}: Retry-After ${reply.headers['retry-after']}`)
         }
         await bank.core({ hold: false })
@@ -158,9 +160,10 @@ const retryAfterTruthful: Check = {
   },
 }
 
+/** The lease on a real clock (on a controlled one, the default: periodBank). */
 const TAKEOVER_LEASE_MS = 800
 /** When a takeover is certain: the lease's end (on a real clock, a quarter of it later). */
-const afterLease = (ctx: CheckContext, claim: Moment) => firstOutside(ctx.clock, claim, TAKEOVER_LEASE_MS, TAKEOVER_LEASE_MS / 4)
+const afterLease = (ctx: CheckContext, claim: Moment, leaseMs: number) => firstOutside(ctx.clock, claim, leaseMs, leaseMs / 4)
 
 const takeoverDifferentBody: Check = {
   id: 'takeover-different-body-422',
@@ -170,13 +173,13 @@ const takeoverDifferentBody: Check = {
   timeoutMs: 40_000,
   timed: true,
   async run(ctx) {
-    const { bank, b, body, before, first, claim, send } = await heldClaim(ctx, TAKEOVER_LEASE_MS)
+    const { bank, b, body, before, first, claim, send, leaseMs } = await heldClaim(ctx, TAKEOVER_LEASE_MS)
     const amended: TransferBody = ctx.rng.pick([
       { ...body, amount: body.amount + ctx.rng.amount(100, 50_000) },
       { ...body, to: b.accounts.find((x) => x !== body.to)! },
     ])
     try {
-      const { seen } = await probeAt(ctx, bank, afterLease(ctx, claim), () => send(amended), 1)
+      const { seen } = await probeAt(ctx, bank, afterLease(ctx, claim, leaseMs), () => send(amended), 1)
       if ('reachedCore' in seen)
         fail('after the lease ran out, a request with a different body took the claim over and is executing: the key stands for the first body, lease or not', {
           expected: 'HTTP 422 at once',
@@ -206,12 +209,12 @@ const takeoverCoreFailure: Check = {
   timeoutMs: 40_000,
   timed: true,
   async run(ctx) {
-    const { bank, a, body, key, before, first, claim, send } = await heldClaim(ctx, TAKEOVER_LEASE_MS)
+    const { bank, a, body, key, before, first, claim, send, leaseMs } = await heldClaim(ctx, TAKEOVER_LEASE_MS)
     let original: Reply
     let takeover: Reply
     try {
       let retry!: Promise<Reply>
-      const { seen } = await probeAt(ctx, bank, afterLease(ctx, claim), () => (retry = send()), 1)
+      const { seen } = await probeAt(ctx, bank, afterLease(ctx, claim, leaseMs), () => (retry = send()), 1)
       if ('answered' in seen)
         fail('setup: after the lease ran out the retry did not take the claim over (see lease-length)', { exchange: seen.answered[0]!.exchange })
       // The core releases its callers in arrival order, so the one failure it is

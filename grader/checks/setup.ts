@@ -80,3 +80,23 @@ export function expectChangedBodyRefused(reply: Reply, why: string, note: (line:
     note(`a changed body was refused with HTTP ${reply.status}, not 422 (see amended-amount)`)
   else expectProblem(reply, 422, why)
 }
+
+/** The bank's defaults (CONTRACT.md, Configuration), which the shared server runs with. */
+export const DEFAULT_LEASE_MS = 30_000
+export const DEFAULT_KEY_TTL_MS = 86_400_000
+
+/**
+ * A server whose lease and TTL the check knows. On a controlled clock it is
+ * the shared server with the defaults (a 30 s lease, a 24 h TTL): moving the
+ * clock a day costs nothing, and the defaults are what a learner ships. On a
+ * real clock it is an instance of its own with the `short` values, so that
+ * the check waits seconds, not a day.
+ */
+export async function periodBank(ctx: CheckContext, short: { leaseMs?: number; ttlMs?: number }) {
+  if (ctx.clock.controlled) return { bank: ctx.bank, leaseMs: DEFAULT_LEASE_MS, ttlMs: DEFAULT_KEY_TTL_MS }
+  const env: Record<string, string> = {}
+  if (short.leaseMs !== undefined) env.LAB_LEASE_MS = String(short.leaseMs)
+  if (short.ttlMs !== undefined) env.LAB_KEY_TTL_MS = String(short.ttlMs)
+  const bank = await ctx.startServer({ env })
+  return { bank, leaseMs: short.leaseMs ?? DEFAULT_LEASE_MS, ttlMs: short.ttlMs ?? DEFAULT_KEY_TTL_MS }
+}

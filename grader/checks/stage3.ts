@@ -9,7 +9,7 @@
 import type { TransferBody } from '../../harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
-import { expectChangedBodyRefused, is2xx, newRows, openParties } from './setup.ts'
+import { expectChangedBodyRefused, is2xx, newRows, openParties, periodBank } from './setup.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { rowChecks } from './keyRowStates.ts'
 import { leaseChecks } from './leases.ts'
@@ -104,6 +104,7 @@ const inFlightDifferentPayload: Check = {
   },
 }
 
+/** The lease on a real clock (on a controlled one, the default: periodBank). */
 const CRASH_LEASE_MS = 1_000
 const AFTER_LEASE_MS = 3_000
 
@@ -115,7 +116,9 @@ const crashMidTransfer: Check = {
   timeoutMs: 40_000,
   timed: true,
   async run(ctx) {
-    const bank = await ctx.startServer({ env: { LAB_LEASE_MS: String(CRASH_LEASE_MS) } })
+    // On a controlled clock the shared server (it is started again below, and
+    // again by the runner if a later check finds it dead), with its default lease.
+    const { bank, leaseMs } = await periodBank(ctx, { leaseMs: CRASH_LEASE_MS })
     const [a, b] = await openParties(ctx, 2, 2, bank)
     const { body, key } = plan(ctx, a, b)
     const before = await bank.ledger()
@@ -132,10 +135,10 @@ const crashMidTransfer: Check = {
     // The same instance, started again on the same database file (its port may
     // change). Retries: inside the dead claim's lease they may get 409; by its end one executes.
     await bank.server.start()
-    const bound = CRASH_LEASE_MS + AFTER_LEASE_MS
+    const bound = leaseMs + AFTER_LEASE_MS
     let reply: Reply | undefined
     let conflicts = 0
-    for (const at of retriesAcross(ctx.clock, claim, CRASH_LEASE_MS, 100, bound)) {
+    for (const at of retriesAcross(ctx.clock, claim, leaseMs, 100, bound)) {
       await ctx.clock.moveTo(at)
       reply = await bank.transfer(a.customer, body, { key })
       if (is2xx(reply)) break
@@ -148,14 +151,11 @@ const crashMidTransfer: Check = {
       conflicts++
     }
     if (!reply || !is2xx(reply))
-      fail(
-        `${elapsed(claim, ctx.clock.now())} after the claim, retries still get 409: the crashed request's claim never expires (lease ${CRASH_LEASE_MS} ms)`,
-        {
-          exchange: reply?.exchange,
-          expected: `HTTP 201 once the ${CRASH_LEASE_MS} ms lease has run out`,
-          got: `HTTP 409, ${conflicts} times`,
-        },
-      )
+      fail(`${elapsed(claim, ctx.clock.now())} after the claim, retries still get 409: the crashed request's claim never expires (lease ${leaseMs} ms)`, {
+        exchange: reply?.exchange,
+        expected: `HTTP 201 once the ${leaseMs} ms lease has run out`,
+        got: `HTTP 409, ${conflicts} times`,
+      })
     const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
     if (rows.length === 0)
       fail(`after the crash the retry was answered ${reply.status}, but no money ever moved: the key was marked done before the transfer committed`, {
@@ -173,6 +173,7 @@ const crashMidTransfer: Check = {
   },
 }
 
+/** The lease on a real clock (on a controlled one, the default: periodBank). */
 const LEASE_MS = 600
 
 const leaseExpired: Check = {
@@ -183,7 +184,7 @@ const leaseExpired: Check = {
   timeoutMs: 30_000,
   timed: true,
   async run(ctx) {
-    const bank = await ctx.startServer({ env: { LAB_LEASE_MS: String(LEASE_MS) } })
+    const { bank, leaseMs } = await periodBank(ctx, { leaseMs: LEASE_MS })
     const [a, b] = await openParties(ctx, 2, 2, bank)
     const { body, key } = plan(ctx, a, b)
     const before = await bank.ledger()
@@ -193,7 +194,7 @@ const leaseExpired: Check = {
       const { at: claim, value: held } = await momentOf(ctx.clock, () => holdInCore(bank, () => bank.transfer(a.customer, body, { key })))
       // Retry until the lease has run out and a retry takes the claim over (it then waits in the core too).
       let retryReply: Promise<Reply> | undefined
-      for (const at of retriesAcross(ctx.clock, claim, LEASE_MS, 50, LEASE_MS + AFTER_LEASE_MS)) {
+      for (const at of retriesAcross(ctx.clock, claim, leaseMs, 50, leaseMs + AFTER_LEASE_MS)) {
         await ctx.clock.moveTo(at)
         const attempt = pending(bank.transfer(a.customer, body, { key }))
         const seen = await answeredOrInCore(
@@ -207,8 +208,7 @@ const leaseExpired: Check = {
         }
         expectProblem(seen.answered[0]!, 409, 'while the first request runs, a retry gets 409 until its lease expires, then takes the claim over')
       }
-      if (!retryReply)
-        fail(`the first request's lease (${LEASE_MS} ms) never expired: retries still get 409 ${elapsed(claim, ctx.clock.now())} after the claim`)
+      if (!retryReply) fail(`the first request's lease (${leaseMs} ms) never expired: retries still get 409 ${elapsed(claim, ctx.clock.now())} after the claim`)
       // Both are in the core now: the original (lease lost) and the retry (lease held).
       await bank.core({ hold: false })
       ;[slow, retry] = await Promise.all([held.reply, retryReply])
@@ -228,7 +228,7 @@ const leaseExpired: Check = {
       )
     await expectExactlyOnce(bank, before, body, retry)
     if (slow.status === 201) expectEqual(slow.json?.id, retry.json?.id, 'a 201 to the slow original must name the one transfer that happened', slow.exchange)
-    ctx.note(`lease ${LEASE_MS} ms expired; the retry took over and executed; the original answered ${slow.status}; 1 ledger row`)
+    ctx.note(`lease ${leaseMs} ms expired; the retry took over and executed; the original answered ${slow.status}; 1 ledger row`)
   },
 }
 

@@ -12,7 +12,7 @@ import type { BankClient } from '../../harness/bankClient.ts'
 import { expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
 import { elapsed, firstOutside, lastInside, momentOf, type Moment } from './timeline.ts'
-import { openParties, type Party } from './setup.ts'
+import { openParties, periodBank, type Party } from './setup.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { judgeRetry, sameIntent } from './retryVerdict.ts'
 
@@ -62,6 +62,7 @@ function expectExecutedAnew(probe: { reply: Reply; verdict: string }, what: stri
   expectStatus(probe.reply, 201, `${what}, the request executes as new`)
 }
 
+/** The TTL on a real clock (on a controlled one, the default: periodBank). */
 const PURGE_TTL_MS = 3_000
 const PURGE_KEYS = 4
 
@@ -73,17 +74,19 @@ const expiryWithoutPurge: Check = {
   timeoutMs: 45_000,
   timed: true,
   async run(ctx) {
-    // Keys first used at quarters of one TTL, each resent at its own expiry. A
+    // Keys first used one after another, each resent at its own expiry: on a
+    // controlled clock 1 ms apart, on a real one a quarter of the TTL apart. A
     // layer that forgets keys only when its purge runs (at most once per
     // interval) forgets at most the keys whose probes follow a purge; with
-    // probes spread over less than one TTL, a purge every TTL or less often
-    // misses some of them, whenever it runs.
-    const { bank, a } = await shortTtlBank(ctx, PURGE_TTL_MS)
+    // probes closer together than its interval, it misses some of them,
+    // whenever it runs.
+    const { bank, ttlMs } = await periodBank(ctx, { ttlMs: PURGE_TTL_MS })
+    const [a] = await openParties(ctx, 1, 1, bank)
     const base = ctx.rng.amount(1_000, 50_000)
     const uses: Array<{ body: Deposit; key: string; first: Reply; at: Moment }> = []
     const start = ctx.clock.now()
     for (let i = 0; i < PURGE_KEYS; i++) {
-      await ctx.clock.moveTo(start + (i * PURGE_TTL_MS) / PURGE_KEYS)
+      await ctx.clock.moveTo(start + i * (ctx.clock.controlled ? 1 : ttlMs / PURGE_KEYS))
       const body = { to: a.accounts[0]!, amount: base + i }
       const key = ctx.rng.uuid()
       const { at, value: first } = await momentOf(ctx.clock, () => bank.deposit(a.customer, body, { key }))
@@ -91,12 +94,12 @@ const expiryWithoutPurge: Check = {
       uses.push({ body, key, first, at })
     }
     for (const [i, { body, key, first, at }] of uses.entries()) {
-      const what = (when: number) => `key ${i + 1} of ${PURGE_KEYS}, resent ${elapsed(at, when)} after its first request (TTL ${PURGE_TTL_MS} ms)`
+      const what = (when: number) => `key ${i + 1} of ${PURGE_KEYS}, resent ${elapsed(at, when)} after its first request (TTL ${ttlMs} ms)`
       if (ctx.clock.controlled) {
-        const insideAt = lastInside(ctx.clock, at, PURGE_TTL_MS, 0)
+        const insideAt = lastInside(ctx.clock, at, ttlMs, 0)
         expectRemembered(await resendAt(ctx, insideAt, bank, a, body, key, first), what(insideAt))
       }
-      const outsideAt = firstOutside(ctx.clock, at, PURGE_TTL_MS, PURGE_TTL_MS * 0.05)
+      const outsideAt = firstOutside(ctx.clock, at, ttlMs, ttlMs * 0.05)
       expectExecutedAnew(
         await resendAt(ctx, outsideAt, bank, a, body, key, first),
         what(outsideAt),
@@ -104,7 +107,7 @@ const expiryWithoutPurge: Check = {
           'or keys never expire at all (see new-execution-after-expiry)',
       )
     }
-    ctx.note(`${PURGE_KEYS} keys, each executed anew at the end of its ${PURGE_TTL_MS} ms TTL`)
+    ctx.note(`${PURGE_KEYS} keys, each executed anew at the end of its ${ttlMs} ms TTL`)
   },
 }
 

@@ -15,7 +15,7 @@ import type { TransferBody } from '../../harness/bankClient.ts'
 import { expectEqual, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
 import { decidedInside, elapsed, firstOutside, lastInside, momentOf, type Moment } from './timeline.ts'
-import { expectChangedBodyRefused, expectConsistent, openParties, rowsBetween } from './setup.ts'
+import { expectChangedBodyRefused, expectConsistent, openParties, periodBank, rowsBetween } from './setup.ts'
 import { describeRows as describe, layerRows, totalRows as total } from './layerRows.ts'
 import { isReplay } from './replies.ts'
 import { expiryChecks } from './stage5Expiry.ts'
@@ -42,6 +42,13 @@ async function shortTtlBank(ctx: CheckContext, ttlMs: number, accountsEach: numb
   return { bank, a, b }
 }
 
+/** A server whose TTL the check knows (periodBank: `shortMs` on a real clock), with two funded customers. */
+async function ttlBank(ctx: CheckContext, shortMs: number, accountsEach: number) {
+  const { bank, ttlMs } = await periodBank(ctx, { ttlMs: shortMs })
+  const [a, b] = await openParties(ctx, 2, accountsEach, bank)
+  return { bank, a, b, ttlMs }
+}
+
 const replayBeforeExpiry: Check = {
   id: 'replay-before-expiry',
   title: 'Within the TTL a retry is replayed and a changed body is refused',
@@ -50,8 +57,7 @@ const replayBeforeExpiry: Check = {
   timeoutMs: 20_000,
   timed: true,
   async run(ctx) {
-    const ttlMs = 3_000
-    const { bank, a, b } = await shortTtlBank(ctx, ttlMs, 1)
+    const { bank, a, b, ttlMs } = await ttlBank(ctx, 3_000, 1)
     const body = { from: a.accounts[0]!, to: b.accounts[0]!, amount: ctx.rng.amount(1_000, 90_000) }
     const key = ctx.rng.uuid()
     const { at: stamped, value: first } = await momentOf(ctx.clock, () => bank.transfer(a.customer, body, { key }))
@@ -104,18 +110,17 @@ const newExecutionAfterExpiry: Check = {
   timeoutMs: 20_000,
   timed: true,
   async run(ctx) {
-    const ttlMs = 1_000
-    const retryEveryMs = 100
-    const { bank, a, b } = await shortTtlBank(ctx, ttlMs, 2)
+    const { bank, a, b, ttlMs } = await ttlBank(ctx, 1_000, 2)
+    const retryEveryMs = ttlMs / 10
     const send = (body: TransferBody, key: string) => momentOf(ctx.clock, () => bank.transfer(a.customer, body, { key }))
-    // Key 1 is retried every 100 ms, like an impatient client; key 2 is used once and left alone.
+    // Key 1 is retried every tenth of its TTL, like an impatient client; key 2 is used once and left alone.
     const keys = [ctx.rng.uuid(), ctx.rng.uuid()]
     // Each body executes twice: at most ₩50,000, so twice fits any opening balance (at least ₩100,000).
     const bodies = [0, 1].map((i) => ({ from: a.accounts[i]!, to: b.accounts[i]!, amount: ctx.rng.amount(1_000, 50_000) }))
     const firsts = [await send(bodies[0]!, keys[0]!), await send(bodies[1]!, keys[1]!)]
     firsts.forEach((f, i) => expectStatus(f.value, 201, `transfer ${i + 1} executes`))
     const [one, two] = firsts as [(typeof firsts)[0], (typeof firsts)[0]]
-    // Retries of key 1 every 100 ms; on a controlled clock the last two at the TTL's last millisecond and at its end.
+    // Retries of key 1 every tenth of the TTL; on a controlled clock the last two at the TTL's last millisecond and at its end.
     const expiry = firstOutside(ctx.clock, one.at, ttlMs, 0)
     function* schedule() {
       for (let at = one.at.to + retryEveryMs; ; at += retryEveryMs) {

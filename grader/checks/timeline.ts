@@ -70,7 +70,8 @@ export async function untilConclusive(ctx: CheckContext, round: () => Promise<'d
 /**
  * The moments of a client that retries across a period's end: on a
  * controlled clock at its start, its last millisecond and its end; on a real
- * clock every `everyMs` until `giveUpMs` after the start. The caller stops at
+ * clock every `everyMs`, from now until `giveUpMs` after the later of now
+ * and the start. The caller stops at
  * the first retry that gets through, and fails if none did.
  */
 export function* retriesAcross(clock: GradeClock, start: Moment, periodMs: number, everyMs: number, giveUpMs: number): Generator<number> {
@@ -78,5 +79,7 @@ export function* retriesAcross(clock: GradeClock, start: Moment, periodMs: numbe
     yield* [start.to, lastInside(clock, start, periodMs, 0), firstOutside(clock, start, periodMs, 0)]
     return
   }
-  for (let at = clock.now(); at <= start.to + giveUpMs; at += everyMs) yield at
+  // From the first retry on (a restart before it may have taken a loaded machine seconds).
+  const first = clock.now()
+  for (let at = first; at <= Math.max(first, start.to) + giveUpMs; at += everyMs) yield at
 }

@@ -14,6 +14,7 @@ import { checksFor } from '#grader/checks/index.ts'
 import { stageByNumber } from '#harness/course.ts'
 import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
 import { grade, type GradeOptions, type GradeResult } from '#grader/runner.ts'
+import { startPostgres, type PgServer } from '#harness/postgres.ts'
 
 export const failures = (r: GradeResult) => r.checks.filter((c) => !c.passed).map((c) => `${c.id}: ${c.message} (${r.rerun})`)
 
@@ -31,8 +32,11 @@ export function stageSuite(stage: number, { seeds, mutants, starterPasses = [] }
   const queue = pLimit(2)
   const jobs = new Map<string, Promise<GradeResult>>()
   const checkouts: string[] = []
+  // A stage on PostgreSQL: one server for all its grades, each making and dropping its own databases.
+  let postgres: Promise<PgServer> | undefined
+  const shared = async () => (stageByNumber(stage).database === 'postgres' ? { postgres: await (postgres ??= startPostgres()) } : {})
   const enqueue = (name: string, options: Omit<GradeOptions, 'stage'>) => {
-    const job = queue(() => grade({ stage, ...options }))
+    const job = queue(async () => grade({ stage, ...options, ...(await shared()) }))
     job.catch(() => undefined) // awaited by its test
     jobs.set(name, job)
   }
@@ -49,6 +53,7 @@ export function stageSuite(stage: number, { seeds, mutants, starterPasses = [] }
 
   afterAll(async () => {
     await Promise.allSettled(jobs.values())
+    await (await postgres)?.stop()
     for (const path of checkouts) rmSync(path, { recursive: true, force: true })
   })
 
@@ -58,7 +63,7 @@ export function stageSuite(stage: number, { seeds, mutants, starterPasses = [] }
       const full = await jobs.get(`solution ${seeds[0]}`)!
       expect(full.checks.filter((c) => c.stage === stage).map((c) => c.id)).toEqual(stageChecks)
       expect(new Set(full.checks.map((c) => c.stage))).toEqual(new Set(Array.from({ length: stage + 1 }, (_, i) => i)))
-    }, 300_000) // a whole grade and a stage's, two at a time: a stage 5 grade alone runs about a minute and a half
+    }, 300_000) // a whole grade and a stage's, two at a time, with room for a machine many times slower than this one
 
     it("the starter fails this stage's checks, and names them", async () => {
       const r = await jobs.get('starter')!
