@@ -20,8 +20,8 @@
 //   core delay uses those on purpose: it is real work taking real time), and the
 //   database's own clock (SQLite's unixepoch() and datetime('now'), and on
 //   PostgreSQL the keywords CURRENT_TIMESTAMP and LOCALTIMESTAMP; the grader
-//   moves PostgreSQL's now() itself). A check that fails while a layer reads
-//   one of those is run again on the real clock before it fails.
+//   moves PostgreSQL's now() itself). When a layer reads one of those, each
+//   timed check is run again on the real clock, and that run decides.
 //
 // Why not @sinonjs/fake-timers: its timers fire only when the clock is
 // ticked, so every real-time timer of a live server (pg's connection

@@ -59,8 +59,8 @@ export type Check = {
   needs?: CheckNeeds
   /**
    * Its property is a moment (a lease, a TTL, a purge, Retry-After): it moves
-   * the clock. If it fails while the layer reads a clock the grader cannot
-   * move, it is run again on the real clock before it fails (runner.ts).
+   * the clock. When the layer reads a clock the grader cannot move, it is run
+   * again on the real clock, and that run decides (runner.ts).
    */
   timed?: true
   run(ctx: CheckContext): Promise<void>

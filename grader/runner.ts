@@ -97,15 +97,23 @@ async function gradeCheck(run: Run, check: Check, stage: Stage): Promise<CheckRe
 }
 
 /**
- * Runs the check on the grade's clock. A timed check that fails there while
- * the layer reads a clock the grader cannot move is run again on the real
- * clock, on a server of its own: its verdict is that run's, with a note.
+ * Runs the check on the grade's clock. A timed check whose layer reads a
+ * clock the grader cannot move is run again on the real clock, on a server of
+ * its own, and that run decides: the grade's clock cannot judge a lease or a
+ * TTL it does not drive, whether the first run failed (the clock the layer
+ * reads never moved) or passed (nothing that clock decides was ever crossed).
+ * A --server's code is not read: for it, only a failure is run again.
  */
 async function runCheck(run: Run, check: Check, stage: Stage, server: ServerProcess): Promise<CheckResult> {
   const result = await runOnce(run, check, stage, server)
-  const clocks = result.status === 'fail' && check.timed && run.clock.controlled ? clocksToBlame(run) : []
+  if (!check.timed || !run.clock.controlled || result.status === 'skipped') return result
+  const clocks = run.options.server
+    ? result.status === 'fail'
+      ? ["a clock of the --server's own"]
+      : []
+    : uncontrolledClocks(run.workspace.stageDir(run.graded))
   if (clocks.length === 0) return result
-  const why = `it failed on the grader's clock, and the layer reads ${clocks.join(', ')}, which the grader cannot move`
+  const why = `the layer reads ${clocks.join(', ')}, which the grader cannot move, so the real clock decides`
   const realClock = new GradeClock(false)
   const dbPath = run.workspace.newDbPath()
   const own = await run.newServer(dbPath, {}, realClock)
@@ -119,19 +127,12 @@ async function runCheck(run: Run, check: Check, stage: Stage, server: ServerProc
       }
     }
     const again = await runOnce(run, check, stage, own, realClock, dbPath)
-    const verdict = again.passed
-      ? `passed on the real clock (${why}; the stage README says which clock to read)`
-      : `failed on the real clock too (run again there because ${why})`
+    const first = result.passed ? 'passed' : 'failed'
+    const verdict = `${again.passed ? 'passed' : 'failed'} on the real clock (${first} on the grader's; ${why}; the stage README says which clock to read)`
     return { ...again, durationMs: result.durationMs + again.durationMs, notes: [verdict, ...again.notes] }
   } finally {
     await own.stop()
   }
-}
-
-/** The clocks the graded code reads that the grader cannot move; a --server's code is not read, so any. */
-function clocksToBlame(run: Run): string[] {
-  if (run.options.server) return ["a clock of the --server's own"]
-  return uncontrolledClocks(run.workspace.stageDir(run.graded))
 }
 
 async function runOnce(run: Run, check: Check, stage: Stage, server: ServerProcess, clock = run.clock, dbPath = run.defaultDb): Promise<CheckResult> {

@@ -1,8 +1,8 @@
 // The clocks a layer may read that the grader cannot move (bank/clock.ts
 // moves Date and the timers; harness/pgClock.ts moves PostgreSQL's now()).
-// A timed check that fails while the graded folder reads one of these is run
-// again on the real clock before it fails (runner.ts), so a layer is never
-// failed for the grader's own clock.
+// When the graded folder reads one of these, each timed check is run again
+// on the real clock, and that run decides (runner.ts): the grade's clock can
+// neither fail nor pass a lease or a TTL it does not drive.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
