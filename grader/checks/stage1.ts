@@ -139,22 +139,18 @@ const simultaneousRetries: Check = {
   hint: 'SELECT-then-INSERT leaves a gap two requests can both pass. Let the INSERT itself decide: the PRIMARY KEY lets exactly one succeed.',
   timeoutMs: 30_000,
   async run(ctx) {
-    // A processing delay in the core, for this check only: any await between
-    // checking for the key and recording it becomes a window this long.
-    const { bank } = ctx
+    // Its own instance, with a processing delay (LAB_PROCESSING_DELAY_MS, in
+    // config, which a layer may read too): any await between checking for the
+    // key and recording it becomes a window this long.
+    const bank = await ctx.startServer({ env: { LAB_PROCESSING_DELAY_MS: String(RACE_WINDOW_MS) } })
     const [a, b] = await openParties(ctx, 2, 2, bank)
     const body = transferPlan(ctx, a, b)
     const n = ctx.rng.int(8, 12)
     const spec = bank.postSpec(a.customer, '/transfers', body, { key: ctx.rng.uuid() })
     const before = await bank.ledger()
-    await bank.core({ delayMs: RACE_WINDOW_MS })
-    try {
-      const { replies, reachedCore } = await heldBurst([{ bank, specs: Array.from({ length: n }, () => spec) }])
-      await expectOneExecution(bank, before, body, replies)
-      ctx.note(`${n} identical requests at the same instant: ${reachedCore} got past the claim, ${n - reachedCore} were turned away`)
-    } finally {
-      await bank.core({ delayMs: 0 })
-    }
+    const { replies, reachedCore } = await heldBurst([{ bank, specs: Array.from({ length: n }, () => spec) }])
+    await expectOneExecution(bank, before, body, replies)
+    ctx.note(`${n} identical requests at the same instant: ${reachedCore} got past the claim, ${n - reachedCore} were turned away`)
   },
 }
 
