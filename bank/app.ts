@@ -35,6 +35,17 @@ export function requireHost(req: Request, _res: Response, next: NextFunction) {
   next()
 }
 
+/**
+ * The request's headers for Operation.headers: as Node received them (names in
+ * lower case, repeated lines joined as Node joins them; a repeated Set-Cookie,
+ * which Node keeps as a list, joined with ", "), frozen.
+ */
+export function operationHeaders(req: Request): Readonly<Record<string, string>> {
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value
+  return Object.freeze(headers)
+}
+
 export function createApp(db: Db, config: Config, layer: Layer) {
   const app = express()
   app.disable('x-powered-by')
@@ -130,6 +141,7 @@ export function createApp(db: Db, config: Config, layer: Layer) {
         route,
         path: req.path,
         idempotencyKey: req.get('idempotency-key'),
+        headers: operationHeaders(req),
         payload: req.body,
         rawBody: (req as RawRequest).rawBody ?? '',
         async execute(inSameTransaction) {
@@ -139,13 +151,16 @@ export function createApp(db: Db, config: Config, layer: Layer) {
             })
           // IMMEDIATE takes the write lock up front, so two processes never
           // interleave their balance checks and updates.
-          return db
+          const outcome = db
             .transaction(() => {
               const outcome = move(clientId, payload)
               inSameTransaction?.(outcome)
               return outcome
             })
             .immediate()
+          // Committed. The fault point of PUT /admin/core's crashAfterCommit (the same in pg/app.ts).
+          core.afterCommit()
+          return outcome
         },
       }
       send(res, await layer.handle(op), layer.policyHeaders)

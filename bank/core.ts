@@ -1,10 +1,22 @@
 // A stand-in for the core-banking system the transfer must call before it can
 // commit. It is where a real transfer spends its time, so it is where the lab
 // opens race windows: the grader can slow it down, hold it shut until told to
-// go on, or make the next calls fail.
+// go on, or make the next calls fail. It also holds the bank's one fault
+// point: crashAfterCommit kills the process between a commit and its answer.
 import { setTimeout as sleep } from 'node:timers/promises'
 
-export type CoreSettings = { delayMs: number; hold: boolean; failNext: number }
+export type CoreSettings = {
+  delayMs: number
+  hold: boolean
+  failNext: number
+  /**
+   * Armed: the next execute() whose transaction commits kills the process
+   * (SIGKILL) right after the commit, before the answer is sent: the money
+   * moved, and so did whatever the layer committed with it, but the client
+   * never hears of it. A restart starts disarmed.
+   */
+  crashAfterCommit: boolean
+}
 export type CoreState = CoreSettings & { inflight: number }
 
 export class CoreBanking {
@@ -13,7 +25,7 @@ export class CoreBanking {
   private waiting: Array<() => void> = []
 
   constructor(delayMs: number) {
-    this.settings = { delayMs, hold: false, failNext: 0 }
+    this.settings = { delayMs, hold: false, failNext: 0, crashAfterCommit: false }
   }
 
   /** Resolves 'ok' when the core accepted the movement, 'unavailable' when it failed. */
@@ -30,6 +42,20 @@ export class CoreBanking {
     } finally {
       this.inflight--
     }
+  }
+
+  /**
+   * The fault point: execute() calls it right after its transaction committed
+   * (money moved, any same-transaction completion committed), before it
+   * returns the outcome to the layer. When crashAfterCommit is armed the
+   * process dies here, as a power cut would take it: SIGKILL, no handler runs,
+   * no answer leaves, nothing later in the request runs.
+   */
+  afterCommit(): void {
+    if (!this.settings.crashAfterCommit) return
+    process.kill(process.pid, 'SIGKILL')
+    // A signal to oneself is delivered before kill() returns; should it not be, still never answer.
+    process.exit(137)
   }
 
   update(change: Partial<CoreSettings>): CoreState {

@@ -24,6 +24,17 @@ export type Operation = {
   path: string
   /** The raw `Idempotency-Key` header, exactly as received (undefined when absent). */
   idempotencyKey: string | undefined
+  /**
+   * The request's headers as received: names in lower case, a header sent on
+   * several lines joined as Node joins it (`req.headers`), for logs and
+   * tracing. Two rules bind a layer:
+   * - never store a credential: `authorization` holds the client's API key
+   *   (the bank keeps only its hash), so it must not reach a key row, a stored
+   *   response or a log line; storing all of these headers stores it;
+   * - no header but `Idempotency-Key` may decide whether a request executes
+   *   (a request id, a User-Agent or a retry counter is not an intent).
+   */
+  headers: Readonly<Record<string, string>>
   /** The JSON body, parsed and validated. */
   payload: unknown
   /** The body text exactly as the client's library serialized it. */

@@ -38,4 +38,5 @@ export const CoreUpdate = z.strictObject({
   delayMs: z.number().int().min(0).max(600_000).optional(),
   hold: z.boolean().optional(),
   failNext: z.number().int().min(0).max(1_000).optional(),
+  crashAfterCommit: z.boolean().optional(),
 })

@@ -37,6 +37,8 @@ export type CheckContext = {
    * now() read. A check whose property is a moment moves it (timeline.ts).
    */
   clock: GradeClock
+  /** How many random histories a histories check runs (--histories). */
+  histories: number
 }
 
 /**
@@ -63,12 +65,41 @@ export type Check = {
    * again on the real clock, and that run decides (runner.ts).
    */
   timed?: true
+  /**
+   * false: not run as regression when a later stage is graded (a histories
+   * check: the later stage's model holds every earlier promise).
+   */
+  regression?: false
+  /** Judged only once every other check of its stage has passed in this grade: its failure is never the first a learner meets. */
+  afterOwnChecks?: true
   run(ctx: CheckContext): Promise<void>
 }
 
 /** A stage on PostgreSQL has no SQLite file: a grade of it skips the checks that open one. */
 export function skippedOnDatabase(check: Check, graded: Stage): boolean {
   return graded.database === 'postgres' && check.needs === 'sqlite-file'
+}
+
+/**
+ * A check that cannot judge its own property on this layer, because something
+ * another check tests (its precondition) is missing: e.g. with no lease at all
+ * there is no takeover to judge. It names what it saw and that other check,
+ * which fails on the same evidence; it earns no points and is not a failure
+ * of its own (one cause, one failed check).
+ */
+export class NotJudged extends Error {
+  constructor(
+    /** What the check saw that it cannot judge without, e.g. "no lease: a retry a year after the claim still got 409". */
+    readonly why: string,
+    /** The check whose property is missing, and which fails for it. */
+    readonly blockedBy: string,
+  ) {
+    super(`not judged: ${why} (see ${blockedBy})`)
+  }
+}
+
+export function notJudged(why: string, blockedBy: string): never {
+  throw new NotJudged(why, blockedBy)
 }
 
 export function fail(message: string, details: FailureDetails = {}): never {

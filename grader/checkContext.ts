@@ -11,6 +11,7 @@ import type { ServerProcess } from '../harness/spawnServer.ts'
 import type { Check, CheckContext, StartOptions } from './check.ts'
 import { describeRefusals, findCopiedAnswers } from './copiedAnswers.ts'
 import type { Run } from './gradingRun.ts'
+import { HISTORIES_DEFAULT } from './model/historyCount.ts'
 
 /** What a check is given, and what it leaves behind for its result. */
 export type CheckScope = {
@@ -53,6 +54,7 @@ export function makeCheckContext(run: Run, check: Check, stage: Stage, server: S
     dbPath: defaultDb,
     signal: abort.signal,
     clock,
+    histories: options.histories ?? HISTORIES_DEFAULT,
     note: (line) => notes.push(line),
     award: (points) => (awarded = Math.max(0, Math.min(check.points, Math.floor(points)))),
     stageDir: (n) => {

@@ -2,8 +2,13 @@
 // the start-failure helpers build it for checks that never ran.
 import type { Exchange } from '../harness/http.ts'
 
-/** 'skipped': the check needs more than the HTTP contract (check.needs) and the server is a --server command. */
-export type CheckStatus = 'pass' | 'fail' | 'timeout' | 'error' | 'skipped'
+/**
+ * 'skipped': the check needs more than the HTTP contract (check.needs) and the server is a --server command.
+ * 'not-judged': the check found its precondition missing, a property another check tests and fails
+ * (e.g. no lease at all: nothing that needs a lease to end can be judged); no points, and not a failure
+ * of its own: the failure is that other check's (`blockedBy`).
+ */
+export type CheckStatus = 'pass' | 'fail' | 'timeout' | 'error' | 'skipped' | 'not-judged'
 
 export type CheckResult = {
   id: string
@@ -21,4 +26,9 @@ export type CheckResult = {
   /** Proof of which random inputs the check drew (same seed, same digest). */
   inputs: { draws: number; digest: string }
   failure?: { exchange?: Exchange; expected?: string; got?: string; serverLog?: string }
+  /** With 'not-judged': the check whose failure left this one unjudgeable. */
+  blockedBy?: string
 }
+
+/** A check that failed on its own account: not passed, and not merely left unjudged by another's failure. */
+export const isFailure = (r: Pick<CheckResult, 'passed' | 'status'>) => !r.passed && r.status !== 'not-judged'

@@ -7,6 +7,7 @@ import type { Exchange } from '../harness/http.ts'
 import { ServerStartError, type ServerProcess } from '../harness/spawnServer.ts'
 import type { CheckResult, CheckStatus } from './checkResult.ts'
 import { TimeoutError } from './checkTimer.ts'
+import { NotJudged } from './check.ts'
 
 /** What a server tells about itself after the fact: whether it died, and its last log lines. */
 export type ServerView = Pick<ServerProcess, 'unexpectedExit' | 'logTail'>
@@ -18,13 +19,19 @@ export type ClassifiedFailure = {
   status: Exclude<CheckStatus, 'pass'>
   message: string
   failure: CheckResult['failure']
+  /** With 'not-judged': the check that fails for the missing precondition. */
+  blockedBy?: string
 }
 
 /** `servers[0]` is the shared server; the rest are the extra instances the check started. */
 export function classifyFailure(error: unknown, servers: readonly ServerView[], trace: CheckTrace): ClassifiedFailure {
-  const { status, message, failure } = classifyError(error, trace)
+  const classified = classifyError(error, trace)
+  const { message, failure } = classified
   // Whatever the error looked like, a server that died explains it better.
   const deadServer = servers.find((s) => s.unexpectedExit)
+  // A check left unjudged shows no failure of its own: no request, no log (unless a server died: that is a failure).
+  if (classified.status === 'not-judged' && !deadServer) return classified
+  const status = classified.status === 'not-judged' ? 'fail' : classified.status
   const log = (deadServer ?? servers[0]!).logTail()
   // A one-line log is the "listening on" line: worth showing only when something went wrong with the server.
   const showLog = deadServer || status !== 'fail' || log.includes('\n')
@@ -39,6 +46,7 @@ function classifyError(error: unknown, trace: CheckTrace): ClassifiedFailure {
   if (error instanceof TimeoutError)
     return { status: 'timeout', message: error.message, failure: { exchange: [...trace.unanswered][0] ?? trace.recorded.at(-1) } }
   if (error instanceof CheckFailure) return { status: 'fail', message: error.message, failure: { ...error.details } }
+  if (error instanceof NotJudged) return { status: 'not-judged', message: error.message, failure: undefined, blockedBy: error.blockedBy }
   if (error instanceof ServerStartError) return { status: 'error', message: `an extra server instance did not start: ${error.message}`, failure: undefined }
   // A request that failed outright (connection refused, reset, garbage).
   const e = error as Error & { exchange?: Exchange }

@@ -14,8 +14,10 @@ import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from './roster/roster.
 import { repoRoot } from '../harness/paths.ts'
 import { sandboxPolicy, SandboxUnavailableError } from '../harness/sandbox.ts'
 import { parseServerCommand, ServerCommandError } from '../harness/serverCommand.ts'
+import { isFailure } from './checkResult.ts'
 import type { GradeResult } from './runner.ts'
 import type { Source } from '../harness/workspace.ts'
+import { HISTORIES_DEFAULT } from './model/historyCount.ts'
 
 const USAGE = `usage: npm run grade -- <stage|all> [options]
 
@@ -37,6 +39,8 @@ ${LOOP_USAGE}
   --real-clock     wait out every lease and TTL on the host's clock instead of
                    moving the grade's clock (slower; as for a --server without
                    PUT /admin/clock)
+  --histories N    random histories each histories check runs (default ${HISTORIES_DEFAULT});
+                   more find rarer combinations, and take longer
 
   --roster DIR     grade every checkout under DIR (folder name = learner id),
                    every stage (or only <stage>), in parallel, each stage of each
@@ -59,6 +63,7 @@ async function main(): Promise<number> {
       verbose: { type: 'boolean', default: false },
       'no-sandbox': { type: 'boolean', default: false },
       'real-clock': { type: 'boolean', default: false },
+      histories: { type: 'string' },
       // For the roster's grader children: the sandbox is required, and the result goes to a pipe.
       sandbox: { type: 'boolean', default: false },
       'json-fd': { type: 'string' },
@@ -88,6 +93,8 @@ async function main(): Promise<number> {
   const firstSeed = values.seed !== undefined ? Number(values.seed) : newSeed()
   if (!Number.isSafeInteger(firstSeed)) throw new UsageError('--seed takes a whole number')
   const loop = loopGradeOptions(stage, values, values.json)
+  const histories = values.histories === undefined ? undefined : Number(values.histories)
+  if (histories !== undefined && !(Number.isInteger(histories) && histories >= 1)) throw new UsageError('--histories takes a whole number ≥ 1')
   if (loop.keep && repeat !== 1) throw new UsageError('--keep keeps one server: it excludes --repeat')
   // Its PostgreSQL (embedded, or a database made on LAB_DATABASE_URL's server) ends with the grade.
   if (loop.keep && stage?.database === 'postgres') throw new UsageError(`--keep keeps a SQLite file: stage ${stage.number}'s database ends with the grade`)
@@ -144,6 +151,7 @@ async function main(): Promise<number> {
       sandboxTmp,
       server,
       realClock: values['real-clock'],
+      histories,
       onExchange: values.verbose ? printVerboseExchange : undefined,
       onCheckStart: quiet ? undefined : stageHeadings(stage.number),
       onDatabaseStart: quiet ? undefined : printDatabaseStart,
@@ -166,7 +174,7 @@ async function main(): Promise<number> {
     for (const r of failed)
       console.log(
         `  rerun: ${r.rerun}  (failed: ${r.checks
-          .filter((c) => !c.passed)
+          .filter(isFailure)
           .map((c) => c.id)
           .join(', ')})`,
       )

@@ -19,6 +19,21 @@ export const COURSE_RULES = {
   replayMarker: '2.6',
   /** A 5xx is released, not stored: §2.6 says to replay "success or an error". */
   failuresNotStored: '2.6',
+  /**
+   * A lease on every in_progress claim, LAB_LEASE_MS long, after which a retry takes the claim over (and the
+   * key's row records who holds it): §2.6 asks for a conflict while a request is in flight, and says nothing
+   * of one whose process died.
+   */
+  lease: '2.6',
+  /**
+   * A key expires LAB_KEY_TTL_MS after its FIRST request, never extended, and is a new request from then on:
+   * §2.3 lets a resource expire keys, and says nothing of when or from what.
+   */
+  expiry: '2.3',
+  /** Expired keys are purged, at least once per min(TTL, 60 s): §2.3 only allows purging (MAY). */
+  purge: '2.3',
+  /** `Idempotency-Key-Policy: ttl, lease, scope` on every money-route response: §2.3 asks for the policy in the documentation. */
+  policyHeader: '2.3',
 } as const
 
 export type CourseRule = keyof typeof COURSE_RULES

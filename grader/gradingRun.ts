@@ -53,6 +53,8 @@ export type GradeOptions = {
   postgres?: PgServer
   /** Run every check on the host's clock, waiting out leases and TTLs (--real-clock), as for a server whose clock cannot be moved. */
   realClock?: boolean
+  /** How many random histories each histories check runs (--histories; default HISTORIES_DEFAULT). */
+  histories?: number
 }
 
 /** One grading's settings, and what it has learned so far about the server and the folder. */

@@ -6,6 +6,7 @@
 import chalk from 'chalk'
 import { course, type Stage } from '../harness/course.ts'
 import { repoRoot } from '../harness/paths.ts'
+import { isFailure } from './checkResult.ts'
 import type { GradeResult } from './runner.ts'
 import { isUntouched } from './starters.ts'
 import { describeSource, type Source } from '../harness/workspace.ts'
@@ -44,7 +45,8 @@ export function stageProgress(result: GradeResult, stage: Stage, source: Source)
     state: isNotStarted(stage, source) ? 'not started' : own.length > 0 && own.every((c) => c.passed) ? 'passed' : 'failed',
     score: own.reduce((n, c) => n + c.points, 0),
     maxScore: own.reduce((n, c) => n + c.maxPoints, 0),
-    regressionFailed: result.checks.filter((c) => c.stage !== stage.number && !c.passed).map((c) => c.id),
+    // A regression check left unjudged names the failed one that explains it.
+    regressionFailed: result.checks.filter((c) => c.stage !== stage.number && isFailure(c)).map((c) => c.id),
   }
 }
 

@@ -4,7 +4,7 @@ import type { Stage } from '../harness/course.ts'
 import { describeResponse, toCurl, type Exchange } from '../harness/http.ts'
 import type { PgServer } from '../harness/postgres.ts'
 import type { KeptServer } from './keep.ts'
-import type { CheckResult } from './checkResult.ts'
+import { isFailure, type CheckResult } from './checkResult.ts'
 import type { GradeResult } from './runner.ts'
 import { isNotRun } from './startFailure.ts'
 
@@ -44,6 +44,12 @@ export function stageHeadings(graded: number): (stage: Stage) => void {
 export function printCheck(r: CheckResult) {
   if (isNotRun(r)) return console.log(chalk.dim(`  – ${r.title} [${r.id}] not run`))
   if (r.status === 'skipped') return console.log(chalk.dim(`  – ${r.title} [${r.id}] ${r.message}`))
+  // Left unjudged by another check's failure (its message names it): no ✗, no points, no hint of its own.
+  if (r.status === 'not-judged') {
+    console.log(chalk.dim(`  – ${r.title} [${r.id}] ${chalk.dim(`0/${r.maxPoints}`)} ${r.message}`))
+    for (const note of r.notes) console.log(chalk.dim(indent(note, '      ↳ ')))
+    return
+  }
   const mark = r.passed ? chalk.green('✓') : chalk.red('✗')
   const pts = chalk.dim(`${r.points}/${r.maxPoints}`)
   const time = chalk.dim(`${(r.durationMs / 1000).toFixed(1)} s`)
@@ -74,14 +80,24 @@ export function printVerboseExchange(e: Exchange) {
 }
 
 export function printSummary(g: GradeResult) {
-  const failed = g.checks.filter((c) => !c.passed)
+  const passed = g.checks.filter((c) => c.status === 'pass')
+  const failed = g.checks.filter(isFailure)
+  const unjudged = g.checks.filter((c) => c.status === 'not-judged')
   const ran = g.checks.filter((c) => c.status !== 'skipped')
   const verdict = g.passed ? chalk.green.bold('PASSED') : chalk.red.bold('FAILED')
-  console.log(`\n${verdict}  score ${g.score}/${g.maxScore} · ${ran.length - failed.length} of ${ran.length} checks · ${(g.durationMs / 1000).toFixed(1)} s`)
+  const counts = `${passed.length} of ${ran.length} checks${unjudged.length ? ` (${failed.length} failed, ${unjudged.length} not judged)` : ''}`
+  console.log(`\n${verdict}  score ${g.score}/${g.maxScore} · ${counts} · ${(g.durationMs / 1000).toFixed(1)} s`)
   console.log(`seed ${g.seed} · rerun: ${chalk.bold(g.rerun)}`)
   const skipped = g.checks.filter((c) => c.status === 'skipped')
   // Each skipped check's line above says why (a --server command, or a stage on PostgreSQL).
   if (skipped.length) console.log(chalk.dim(`${skipped.length} check(s) skipped, no points either way: ${skipped.map((c) => c.id).join(', ')}`))
+  // Each not-judged line names the failed check that left it unjudged: fixing that one judges it.
+  if (unjudged.length)
+    console.log(
+      chalk.dim(
+        `${unjudged.length} check(s) not judged, no points: ${unjudged.map((c) => `${c.id}${c.blockedBy ? ` (needs ${c.blockedBy})` : ''}`).join(', ')}`,
+      ),
+    )
   const notRun = g.checks.filter(isNotRun).length
   if (notRun) console.log(chalk.red(`the server did not start: ${notRun} other check(s) not run`))
   // A slow start is the machine, not the learner's code: said, never failed.

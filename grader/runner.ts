@@ -2,8 +2,8 @@
 // server processes. Generic: what to check lives in grader/checks/.
 import type { KeptServer } from './keep.ts'
 import { quote } from 'shell-quote'
-import { skippedOnDatabase, type Check, type CheckNeeds } from './check.ts'
-import type { CheckResult } from './checkResult.ts'
+import { NotJudged, skippedOnDatabase, type Check, type CheckNeeds } from './check.ts'
+import { isFailure, type CheckResult } from './checkResult.ts'
 import { makeCheckContext } from './checkContext.ts'
 import { checkTimeLimit, TimeoutError } from './checkTimer.ts'
 import { classifyFailure, type ClassifiedFailure } from './classifyFailure.ts'
@@ -49,10 +49,12 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
   try {
     for (const { check, stage } of checkOrder(run)) {
       options.onCheckStart?.(stage, check)
-      const result = await gradeCheck(run, check, stage)
+      const waiting = check.afterOwnChecks && results.find((r) => r.stage === stage.number && !r.passed && r.status !== 'skipped')
+      const result = waiting ? notYetJudged(check, stage, waiting.id) : await gradeCheck(run, check, stage)
       results.push(result)
       options.onCheckEnd?.(result)
-      if (!result.passed && !run.startFailedIn && (options.stopAtFirstFailure || options.keep)) break
+      // A check left unjudged is not a failure: the one that fails for its cause comes, or came, on its own.
+      if (isFailure(result) && !run.startFailedIn && (options.stopAtFirstFailure || options.keep)) break
     }
   } finally {
     kept = await endRun(run)
@@ -78,6 +80,7 @@ function checkOrder({ graded, options }: Run): Array<{ check: Check; stage: Stag
     .filter((s) => s.number <= graded.number && (!options.noRegression || s.number === graded.number))
     .reverse()
     .flatMap((stage) => checksFor(stage.number).map((check) => ({ check, stage })))
+    .filter(({ check, stage }) => check.regression !== false || stage.number === graded.number)
     .filter(({ check }) => !options.only || options.only.includes(check.id))
 }
 
@@ -102,13 +105,14 @@ async function gradeCheck(run: Run, check: Check, stage: Stage): Promise<CheckRe
  * its own, and that run decides: the grade's clock cannot judge a lease or a
  * TTL it does not drive, whether the first run failed (the clock the layer
  * reads never moved) or passed (nothing that clock decides was ever crossed).
- * A --server's code is not read: for it, only a failure is run again.
+ * A --server's code is not read: for it, only a failure (or a check left
+ * unjudged, which may be the clock it reads, not its layer) is run again.
  */
 async function runCheck(run: Run, check: Check, stage: Stage, server: ServerProcess): Promise<CheckResult> {
   const result = await runOnce(run, check, stage, server)
   if (!check.timed || !run.clock.controlled || result.status === 'skipped') return result
   const clocks = run.options.server
-    ? result.status === 'fail'
+    ? result.status === 'fail' || result.status === 'not-judged'
       ? ["a clock of the --server's own"]
       : []
     : uncontrolledClocks(run.workspace.stageDir(run.graded))
@@ -127,8 +131,8 @@ async function runCheck(run: Run, check: Check, stage: Stage, server: ServerProc
       }
     }
     const again = await runOnce(run, check, stage, own, realClock, dbPath)
-    const first = result.passed ? 'passed' : 'failed'
-    const verdict = `${again.passed ? 'passed' : 'failed'} on the real clock (${first} on the grader's; ${why}; the stage README says which clock to read)`
+    const first = verdictOf(result)
+    const verdict = `${verdictOf(again)} on the real clock (${first} on the grader's; ${why}; the stage README says which clock to read)`
     return { ...again, durationMs: result.durationMs + again.durationMs, notes: [verdict, ...again.notes] }
   } finally {
     await own.stop()
@@ -146,9 +150,10 @@ async function runOnce(run: Run, check: Check, stage: Stage, server: ServerProce
   } catch (error) {
     // A refused or reset connection usually means a server just died: give
     // its exit event a moment to arrive, so the report can say so.
-    if (!(error instanceof CheckFailure) && !(error instanceof TimeoutError)) await Promise.race(servers().map((s) => s.exitsWithin(500)))
+    if (!(error instanceof CheckFailure) && !(error instanceof TimeoutError) && !(error instanceof NotJudged))
+      await Promise.race(servers().map((s) => s.exitsWithin(500)))
     outcome = classifyFailure(error, servers(), { recorded: scope.trace, unanswered: scope.http.pending })
-    run.failedTrace ??= scope.trace
+    if (outcome.status !== 'not-judged') run.failedTrace ??= scope.trace
   } finally {
     limit.cancel()
     scope.abort.abort()
@@ -165,7 +170,7 @@ async function runOnce(run: Run, check: Check, stage: Stage, server: ServerProce
     title: check.title,
     passed: !outcome,
     status,
-    // A timeout or a crash earns nothing: only a verdict the check reached counts.
+    // A timeout, a crash or a check left unjudged earns nothing: only a verdict the check reached counts.
     points: !outcome ? check.points : status === 'fail' ? scope.awarded() : 0,
     maxPoints: check.points,
     message,
@@ -174,8 +179,12 @@ async function runOnce(run: Run, check: Check, stage: Stage, server: ServerProce
     durationMs: Math.round(performance.now() - t0),
     inputs: scope.ctx.rng.trace(),
     failure: outcome?.failure,
+    ...(outcome?.blockedBy ? { blockedBy: outcome.blockedBy } : {}),
   }
 }
+
+/** How a run of a check ended, in a word for a note. */
+const verdictOf = (r: CheckResult) => (r.passed ? 'passed' : r.status === 'not-judged' ? 'not judged' : 'failed')
 
 const NEEDS: Record<CheckNeeds, string> = {
   database: "it reads the layer's rows in the server's database (white box)",
@@ -206,6 +215,18 @@ function skipped(check: Check, stage: Stage, why: string): CheckResult {
     notes: [],
     durationMs: 0,
     inputs: { draws: 0, digest: '' },
+  }
+}
+
+/** A check that waits for the rest of its stage (check.afterOwnChecks): no points yet, and not a failure of its own. */
+function notYetJudged(check: Check, stage: Stage, firstFailed: string): CheckResult {
+  return {
+    ...skipped(check, stage, ''),
+    passed: false,
+    status: 'not-judged',
+    maxPoints: check.points,
+    message: `not judged yet: it runs once every other check of stage ${stage.number} passes (${firstFailed} has not)`,
+    blockedBy: firstFailed,
   }
 }
 

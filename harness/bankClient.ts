@@ -11,7 +11,13 @@ export type Ledger = {
   accounts: Array<{ id: string; clientId: string; balance: number; openedWith: number }>
   entries: LedgerEntry[]
 }
-export type CoreSettings = { delayMs?: number; hold?: boolean; failNext?: number }
+export type CoreSettings = {
+  delayMs?: number
+  hold?: boolean
+  failNext?: number
+  /** The next money-moving request whose transaction commits kills the server (SIGKILL) before it answers. */
+  crashAfterCommit?: boolean
+}
 export type TransferBody = { from: string; to: string; amount: number; memo?: string; metadata?: Record<string, unknown> }
 
 export type SendOptions = {

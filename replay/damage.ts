@@ -27,7 +27,7 @@ export const CATEGORIES = [
     id: 'leakedResponses',
     amount: 'leakedAmount',
     title: 'responses leaked across clients',
-    explain: "answers caused by another client's use of the same key string: its 200 already-processed, 409, 422 or stored body",
+    explain: "answers caused by another client's use of the same key string: its 200 already-processed, 409, 422, any other 4xx from 405 up, or stored body",
   },
   {
     id: 'spurious422s',
@@ -45,7 +45,8 @@ export const CATEGORIES = [
     id: 'unreplayedRetries',
     amount: 'unreplayedAmount',
     title: 'retries without the original response',
-    explain: "a retry or double tap answered 2xx without this intent's own receipt (e.g. already-processed, or 200 where the first answer was 402)",
+    explain:
+      "a retry or double tap answered 2xx without this intent's own receipt (e.g. already-processed, or 200 where the first answer was 402), or the first answer's outcome again with other bytes (a 402 or a receipt recomputed, not replayed)",
   },
 ] as const
 

@@ -43,6 +43,22 @@ function sameJson(a: unknown, b: unknown): boolean {
 
 const won = (n: number) => `₩${n.toLocaleString('en-US')}`
 
+/**
+ * Whether an answer with `status`, to a client's own request under a key
+ * string another client used first, was caused by that other client's use of
+ * it. The grade's rule (`no-cross-client-signal`, grader/checks/stage5.ts): a
+ * 409 or a 422, or any other 4xx from 405 up (a 412, a 417 …): neither the
+ * bank's own validation of this request (400, 401) nor an outcome of
+ * executing it (402, 403, 404), so only the key, that is the other client's
+ * request, can explain it.
+ */
+export function causedByAnotherClient(status: number): boolean {
+  return status === 409 || status === 422 || (status >= 405 && status < 500)
+}
+
+/** Refusals decided by executing (stored and replayed from stage 4 on, CONTRACT.md): a retry gets them again, byte for byte. */
+const EXECUTED_REFUSALS = new Set([402, 403, 404])
+
 export type Verdict = Pick<DamageReport, 'byKind' | 'examples' | 'anomalies'> & { total: Figures }
 
 export function judge(records: AttemptRecord[], ledger: Ledger, world: World): Verdict {
@@ -143,12 +159,13 @@ export function judge(records: AttemptRecord[], ledger: Ledger, world: World): V
       const foreignBefore = (usesOfKey.get(r.line.key) ?? []).some((o) => o.line.intent !== intent.id && reachedServer(o) && before(o, r))
       const payload = JSON.parse(r.line.body) as Money
       const amended = payload.amount !== intent.amount
+      // The first answer this intent's client got (earlier in the day): what a replay of it must repeat, byte for byte.
+      const firstAnswer = sent.filter((o) => o.seq < r.seq && o.exchange?.response).sort((x, y) => x.seq - y.seq)[0]?.exchange?.response
+      const replayedAgain = firstAnswer && firstAnswer.status === res.status && sameOutcome(firstAnswer.body, res.body)
       if (
         (ok && owner && owner !== intent) ||
         copiesForeignAnswer(r, res.body) ||
-        (!ownBefore &&
-          foreignBefore &&
-          (res.status === 409 || res.status === 422 || res.headers['idempotent-replayed'] !== undefined || (ok && owner !== intent)))
+        (!ownBefore && foreignBefore && (causedByAnotherClient(res.status) || res.headers['idempotent-replayed'] !== undefined || (ok && owner !== intent)))
       )
         count(intent, 'leakedResponses', intent.amount, () => `HTTP ${res.status} ${res.body.slice(0, 120)}`)
       else if (res.status === 422 && sameJson(payload, intent.first))
@@ -163,12 +180,41 @@ export function judge(records: AttemptRecord[], ledger: Ledger, world: World): V
           )
       } else if (ok && ownBefore && owner !== intent)
         count(intent, 'unreplayedRetries', intent.amount, () => `attempt ${r.line.attempt} answered HTTP ${res.status} ${res.body.slice(0, 120)}`)
+      // A replay is the first answer's bytes: a refusal (or this intent's own receipt) answered again with other bytes was recomputed, not replayed.
+      else if (ownBefore && firstAnswer && replayedAgain && firstAnswer.body !== res.body)
+        count(
+          intent,
+          'unreplayedRetries',
+          intent.amount,
+          () => `attempt ${r.line.attempt} answered HTTP ${res.status} again, with other bytes than the first answer: ${res.body.slice(0, 120)}`,
+        )
     }
     const last = sent.at(-1)?.exchange
     const final = sent.some((r) => r.exchange!.response && r.exchange!.response.status !== 409 && r.exchange!.response.status < 500)
     if (!final && last?.response?.status === 409) count(intent, 'stuckKeys', intent.amount, () => `${sent.length} attempts, the last answered 409`)
   }
   return { total, byKind, examples, anomalies }
+}
+
+/**
+ * Whether `again` repeats the outcome of `first` (the same status is assumed):
+ * the same refusal decided by executing (402, 403, 404: their type), or the
+ * same receipt (the same transfer id). Another outcome under the same status
+ * (a new transfer, another refusal) is not a replay gone wrong: other figures
+ * count it.
+ */
+function sameOutcome(first: string, again: string): boolean {
+  const parse = (text: string): { id?: unknown; type?: unknown; status?: unknown } | undefined => {
+    try {
+      return JSON.parse(text)
+    } catch {
+      return undefined
+    }
+  }
+  const [a, b] = [parse(first), parse(again)]
+  if (!a || !b) return false
+  if (typeof a.id === 'string') return a.id === b.id
+  return typeof a.type === 'string' && a.type === b.type && typeof a.status === 'number' && EXECUTED_REFUSALS.has(a.status)
 }
 
 function answers(intent: Intent): string {

@@ -490,6 +490,15 @@ describe('bad input never yields a 500 and never changes a balance', () => {
       type: '/problems/invalid-body',
     },
     {
+      what: 'admin core: crashAfterCommit not a boolean',
+      path: '/admin/core',
+      method: 'PUT',
+      raw: '{"crashAfterCommit":1}',
+      auth: 'admin',
+      status: 400,
+      type: '/problems/invalid-body',
+    },
+    {
       what: 'admin core: unknown field',
       path: '/admin/core',
       method: 'PUT',
@@ -525,7 +534,7 @@ describe('bad input never yields a 500 and never changes a balance', () => {
       expect(reply.json.errors, 'invalid-body lists each issue').toEqual(expect.arrayContaining([{ path: expect.any(String), message: expect.any(String) }]))
     expect(await bank.ledger(), 'no balance and no ledger row may change').toEqual(before)
     expect(countClients()).toBe(clientsBefore)
-    expect(await bank.core({})).toEqual({ delayMs: 0, hold: false, failNext: 0, inflight: 0 })
+    expect(await bank.core({})).toEqual({ delayMs: 0, hold: false, failNext: 0, crashAfterCommit: false, inflight: 0 })
   })
 
   it('a 10 MB body sent chunked (no Content-Length) is refused with 413 too', async () => {
@@ -627,6 +636,62 @@ describe('route identity: one route, however the URL is spelled', () => {
         { route: 'POST /deposits', path: '/DEPOSITS/' },
         { route: 'POST /deposits', path: '/deposits' },
       ])
+    } finally {
+      server.close()
+      db.close()
+    }
+  })
+
+  it("a layer gets op.headers: the request's headers as Node has them, lower-case names, repeated lines joined, frozen", async () => {
+    const config = loadConfig({ LAB_DB: ':memory:' })
+    const db = openDatabase(':memory:')
+    const seenHeaders: Array<Readonly<Record<string, string>>> = []
+    const layer: Layer = {
+      async handle(op) {
+        seenHeaders.push(op.headers)
+        return jsonOutcome(200, {})
+      },
+    }
+    const server = createHttpServer(createApp(db, config, layer)).listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    try {
+      const port = (server.address() as AddressInfo).port
+      const created = await request(`http://127.0.0.1:${port}/admin/clients`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${config.adminToken}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'x' }),
+      })
+      const { apiKey } = (await created.body.json()) as { apiKey: string }
+      const body = JSON.stringify({ to: 'acc_a', amount: 1 })
+      const reply = await sendRaw(
+        port,
+        [
+          'POST /deposits HTTP/1.1',
+          `Host: 127.0.0.1:${port}`,
+          `Authorization: Bearer ${apiKey}`,
+          'Content-Type: application/json',
+          `Content-Length: ${Buffer.byteLength(body)}`,
+          'Idempotency-Key: k-1',
+          'X-Trace: one',
+          'x-trace: two',
+          'X-Request-ID: r-9',
+          'Connection: close',
+          '',
+          body,
+        ].join('\r\n'),
+      )
+      expect(reply?.status).toBe(200)
+      const [headers] = seenHeaders
+      expect(headers).toMatchObject({
+        host: `127.0.0.1:${port}`,
+        authorization: `Bearer ${apiKey}`,
+        'content-type': 'application/json',
+        'idempotency-key': 'k-1',
+        'x-trace': 'one, two',
+        'x-request-id': 'r-9',
+      })
+      expect(Object.keys(headers!).every((name) => name === name.toLowerCase())).toBe(true)
+      expect(Object.isFrozen(headers)).toBe(true)
     } finally {
       server.close()
       db.close()
@@ -806,12 +871,12 @@ function countClients(): number {
 
 describe('the core-banking simulator', () => {
   it('GET /admin/core shows the settings; hold keeps a transfer in flight with nothing moved until released', async () => {
-    expect(await bank.core({})).toEqual({ delayMs: 0, hold: false, failNext: 0, inflight: 0 })
+    expect(await bank.core({})).toEqual({ delayMs: 0, hold: false, failNext: 0, crashAfterCommit: false, inflight: 0 })
     const before = await bank.ledger()
-    expect(await bank.core({ hold: true })).toEqual({ delayMs: 0, hold: true, failNext: 0, inflight: 0 })
+    expect(await bank.core({ hold: true })).toEqual({ delayMs: 0, hold: true, failNext: 0, crashAfterCommit: false, inflight: 0 })
     const pending = [1, 2].map(() => bank.transfer(alice.customer, { from: alice.accounts[0]!, to: bob.accounts[0]!, amount: 10 }))
     await bank.waitForInflight(2)
-    expect((await admin({ path: '/admin/core' })).json).toEqual({ delayMs: 0, hold: true, failNext: 0, inflight: 2 })
+    expect((await admin({ path: '/admin/core' })).json).toEqual({ delayMs: 0, hold: true, failNext: 0, crashAfterCommit: false, inflight: 2 })
     expect(await bank.ledger(), 'a held transfer has not committed').toEqual(before)
     expect((await bank.core({ hold: false })).hold).toBe(false)
     const replies = await Promise.all(pending)
@@ -844,6 +909,37 @@ describe('the core-banking simulator', () => {
     await bank.core({ hold: false })
     expectProblemReply(await pending, 503, '/problems/core-unavailable')
     expect(await bank.ledger()).toEqual(before)
+  })
+
+  it('crashAfterCommit: the next transfer commits, then the process dies (SIGKILL) before answering; after a restart the ledger has it', async () => {
+    // A server of its own: this one is killed.
+    const { server, bank: b } = await startBank(scratch.path)
+    try {
+      const frank = await customerWith(b, 10_000, 0)
+      const body = { from: frank.accounts[0]!, to: frank.accounts[1]!, amount: 4_000 }
+      // A request that fails in the core commits nothing, and so does not fire it.
+      expect(await b.core({ crashAfterCommit: true, failNext: 1 })).toMatchObject({ crashAfterCommit: true, failNext: 1 })
+      expectProblemReply(await b.transfer(frank.customer, body), 503, '/problems/core-unavailable')
+      expect(server.alive).toBe(true)
+      const pending = b.transfer(frank.customer, body).then(
+        (r) => `answered HTTP ${r.status}`,
+        (e: Error) => e,
+      )
+      const dropped = await pending
+      expect(dropped, 'the connection drops: no answer').toBeInstanceOf(Error)
+      expect(await server.exitsWithin(10_000), 'the process is gone').toBe(true)
+      expect(server.unexpectedExit).toBe('killed by SIGKILL')
+      await server.start()
+      const after = await b.ledger()
+      const moved = after.entries.filter((e) => e.from === body.from && e.to === body.to)
+      expect(moved.map((e) => e.amount)).toEqual([4_000])
+      expect(balancesOf(after)).toMatchObject({ [body.from]: 6_000, [body.to]: 4_000 })
+      // A restart starts disarmed.
+      expect((await b.core({})).crashAfterCommit).toBe(false)
+      expect((await b.transfer(frank.customer, body)).status).toBe(201)
+    } finally {
+      await server.stop()
+    }
   })
 
   it('delayMs slows each call down by at least that long', async () => {

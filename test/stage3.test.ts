@@ -6,5 +6,6 @@ stageSuite(3, {
   seeds: [3, 4_242],
   mutants: stage3Mutants,
   // A different payload, in flight or after a lease ran out, already gets 422 from stage 2's fingerprint, which the starter keeps.
-  starterPasses: ['in-flight-different-payload-422', 'takeover-different-body-422'],
+  // Its claim says "done" from the start: a crash after the commit leaves the retry told so (its flaw is the crash before it).
+  starterPasses: ['in-flight-different-payload-422', 'crash-after-commit', 'takeover-different-body-422'],
 })

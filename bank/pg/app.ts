@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import express, { type NextFunction, type Request, type Response } from 'express'
 import type { z } from 'zod'
-import { parse, requireHost, toProblem } from '../app.ts'
+import { operationHeaders, parse, requireHost, toProblem } from '../app.ts'
 import { hashApiKey, newApiKey, requireAdmin } from '../auth.ts'
 import { jsonBody, type RawRequest } from '../body.ts'
 import type { Config } from '../config.ts'
@@ -116,6 +116,7 @@ export function createPgApp(pool: Pool, config: Config, layer: PgLayer) {
         route,
         path: req.path,
         idempotencyKey: req.get('idempotency-key'),
+        headers: operationHeaders(req),
         payload: req.body,
         rawBody: (req as RawRequest).rawBody ?? '',
         async execute(inSameTransaction) {
@@ -124,11 +125,14 @@ export function createPgApp(pool: Pool, config: Config, layer: PgLayer) {
             return problem(503, 'core-unavailable', 'Core banking unavailable', 'No money moved; try again.', {
               headers: { 'Retry-After': '1' },
             })
-          return inTransaction(pool, async (tx) => {
+          const outcome = await inTransaction(pool, async (tx) => {
             const outcome = await move(tx, clientId, payload)
             await inSameTransaction?.(outcome, tx)
             return outcome
           })
+          // Committed. The fault point of PUT /admin/core's crashAfterCommit (the same in ../app.ts).
+          core.afterCommit()
+          return outcome
         },
       }
       send(res, await layer.handle(op), layer.policyHeaders)

@@ -8,6 +8,11 @@ import type { Pool, Tx } from './db.ts'
 export type { Outcome } from '../layer.ts'
 export type { Pool, Tx } from './db.ts'
 
+/**
+ * layer.ts's Operation (its `headers` too, with the same two rules: never
+ * store a credential, and no header but Idempotency-Key decides whether a
+ * request executes), with the PostgreSQL execute.
+ */
 export type PgOperation = Omit<Operation, 'execute'> & {
   /**
    * Waits for the core-banking call (no transaction is open during it), then

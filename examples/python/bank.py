@@ -129,10 +129,13 @@ def connect():
 
 
 # ---- the core-banking simulator (the grader's hooks for deterministic races) ---
+# It also holds the bank's one fault point: crashAfterCommit kills the process
+# between a commit and its answer (CONTRACT.md, Admin).
 
 class Core:
     def __init__(self, delay_ms):
-        self.state = {"delayMs": delay_ms, "hold": False, "failNext": 0}
+        # A restart starts disarmed: the fault point lives in this process only.
+        self.state = {"delayMs": delay_ms, "hold": False, "failNext": 0, "crashAfterCommit": False}
         self.inflight = 0
         self.waiting = []  # the held calls, in arrival order
         self.cond = threading.Condition()
@@ -159,6 +162,15 @@ class Core:
             self.state["failNext"] -= 1
             return False
         return True
+
+    def after_commit(self):
+        """The fault point: called right after the money's transaction committed (the money moved, and the
+        key completed with it), before the answer is sent. Armed, the process dies here as a power cut
+        would take it: SIGKILL, no handler runs, no answer leaves, nothing later in the request runs."""
+        if not self.state["crashAfterCommit"]:
+            return
+        os.kill(os.getpid(), signal.SIGKILL)
+        os._exit(137)  # a signal to oneself arrives before kill() returns; should it not, still never answer
 
     def update(self, change):
         with self.cond:
@@ -287,6 +299,7 @@ CORE_UPDATE = {
     "delayMs": (False, lambda v: is_int(v) and 0 <= v <= 600_000, "0 to 600000"),
     "hold": (False, lambda v: isinstance(v, bool), "a boolean"),
     "failNext": (False, lambda v: is_int(v) and 0 <= v <= 1000, "0 to 1000"),
+    "crashAfterCommit": (False, lambda v: isinstance(v, bool), "a boolean"),
 }
 CLOCK_UPDATE = {"nowMs": (True, lambda v: is_int(v) and 0 <= v <= 2**53 - 1, "an integer number of ms since the epoch, 0 or more")}
 
@@ -436,6 +449,9 @@ def execute_claimed(db, scope, owner, client_id, kind, body):
             return problem(409, "idempotency-claim-lost", "Request superseded",
                            "A retry with this Idempotency-Key took over. Retry to get the result.", {"Retry-After": "1"})
         db.execute("COMMIT")
+        # Committed, whatever the outcome (a 402 completes its key too): PUT /admin/core's crashAfterCommit fires here.
+        # A 503 (above) and a lost claim (rolled back) commit nothing, so they never reach it.
+        core.after_commit()
         return outcome
     except BaseException:
         if db.in_transaction:

@@ -8,10 +8,12 @@
 // clock reading (the lease, the claim time) but names who holds the claim.
 import Database from 'better-sqlite3'
 import { expectStatus, fail, type Check } from '../check.ts'
+import { courseRule } from '../courseRule.ts'
 import type { Reply } from '../../harness/http.ts'
 import { firstOutside, momentOf } from './timeline.ts'
 import { openParties, periodBank } from './setup.ts'
 import { answeredOrInCore, holdInCore, pending, plan } from './inFlight.ts'
+import { notJudgedWithoutTakeover } from './leases.ts'
 import { BANK_TABLES } from './keyTable.ts'
 
 type Row = Record<string, unknown>
@@ -59,6 +61,11 @@ const isEmpty = (v: unknown) => v === null || v === ''
 /** The lease on a real clock (on a controlled one, the default: periodBank). */
 const LEASE_MS = 800
 
+/** Every property of the row (an owner, a lease, released at completion) is the course's lease convention, beyond draft-07. */
+function rowFail(message: string, details?: Parameters<typeof fail>[1]): never {
+  return fail(courseRule('lease', message), details)
+}
+
 const keyRowStates: Check = {
   id: 'key-row-states',
   title: "The key's row, read from the database: committed at the claim, re-owned at a takeover, owner released at completion and at a 5xx",
@@ -80,18 +87,26 @@ const keyRowStates: Check = {
       const { at: claim, value: held } = await momentOf(ctx.clock, () => holdInCore(bank, () => send(key)))
       claimed = rowOf(dbPath, key)
       if (!claimed)
-        fail(
+        rowFail(
           `while the first request was in the core, no row of the layer held its key (${key}): the claim must be committed on its own, before the transfer, so that every process sees it`,
         )
-      await ctx.clock.moveTo(firstOutside(ctx.clock, claim, leaseMs, leaseMs / 4))
+      const endAt = firstOutside(ctx.clock, claim, leaseMs, leaseMs / 4)
+      await ctx.clock.moveTo(endAt)
       const retry = send(key)
       const seen = await answeredOrInCore(
         bank,
         retry.then((r) => [r]),
         1,
       )
-      if ('answered' in seen)
-        fail('setup: after the lease ran out the retry did not take the claim over (see lease-length)', { exchange: seen.answered[0]!.exchange })
+      // No takeover, no re-owned row to read.
+      if ('answered' in seen) {
+        if (seen.answered[0]!.status === 409) await notJudgedWithoutTakeover(ctx, bank, claim, leaseMs, endAt, () => send(key), [held.reply, retry])
+        rowFail('after the lease ran out, a retry must take the claim over and execute', {
+          exchange: seen.answered[0]!.exchange,
+          expected: 'the retry waits in the core (it took the claim over)',
+          got: `HTTP ${seen.answered[0]!.status}`,
+        })
+      }
       retaken = rowOf(dbPath, key)
       await bank.core({ hold: false })
       ;[, takeover] = await Promise.all([held.reply, retry])
@@ -99,12 +114,12 @@ const keyRowStates: Check = {
       await bank.core({ hold: false })
     }
     expectStatus(takeover, 201, 'the retry that took the claim over executes')
-    if (!retaken || retaken.table !== claimed.table) fail(`after the takeover, the key's row in ${claimed.table} was gone`)
+    if (!retaken || retaken.table !== claimed.table) rowFail(`after the takeover, the key's row in ${claimed.table} was gone`)
     // A clock reading in the row is one of the grade's clock, which may be far from the host's.
     const now = ctx.clock.now()
     const changed = Object.keys(retaken.row).filter((c) => show(retaken.row[c]) !== show(claimed.row[c]))
     if (changed.length === 0)
-      fail(`a retry took the expired claim over, but the key's row in ${claimed.table} did not change: nothing records the new owner or its lease`, {
+      rowFail(`a retry took the expired claim over, but the key's row in ${claimed.table} did not change: nothing records the new owner or its lease`, {
         got: Object.entries(retaken.row)
           .map(([c, v]) => `${c}=${show(v)}`)
           .join(', '),
@@ -114,10 +129,10 @@ const keyRowStates: Check = {
     const owners = changed.filter((c) => !isEmpty(retaken.row[c]) && !isClock(retaken.row[c], now) && !isClock(claimed.row[c], now))
 
     const completed = rowOf(dbPath, key)
-    if (!completed) fail(`after the transfer completed, no row holds its key (${key}): the completed key must be kept`)
+    if (!completed) rowFail(`after the transfer completed, no row holds its key (${key}): the completed key must be kept`)
     const kept = owners.filter((c) => show(completed.row[c]) === show(retaken.row[c]))
     if (kept.length)
-      fail(
+      rowFail(
         `the completed key's row still names the request that held it (${kept.map((c) => `${c}=${show(completed.row[c])}`).join(', ')}): completing releases the owner`,
         {
           expected: `${kept.join(', ')} cleared when the key completes, in the money's transaction`,
@@ -138,7 +153,7 @@ const keyRowStates: Check = {
     const released = rowOf(dbPath, failedKey)
     const stillOwned = released ? owners.filter((c) => !isEmpty(released.row[c])) : []
     if (stillOwned.length)
-      fail("after a 503 the key's row still names the failed request as its owner: release the claim (delete the row) so a retry runs at once", {
+      rowFail("after a 503 the key's row still names the failed request as its owner: release the claim (delete the row) so a retry runs at once", {
         got: Object.entries(released!.row)
           .map(([c, v]) => `${c}=${show(v)}`)
           .join(', '),

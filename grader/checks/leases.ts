@@ -9,12 +9,13 @@
 // stand a margin inside and outside, and a stalled machine makes a round
 // inconclusive instead of deciding it.
 import type { BankClient, TransferBody } from '../../harness/bankClient.ts'
-import { expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
+import { expectProblem, expectStatus, fail, notJudged, type Check, type CheckContext } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
-import { expectChangedBodyRefused, is2xx, newRows, openParties, periodBank, type Party } from './setup.ts'
+import { DEFAULT_KEY_TTL_MS, expectChangedBodyRefused, is2xx, newRows, openParties, periodBank, type Party } from './setup.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
-import { expectRetryAfterLeft } from './retryAfter.ts'
-import { decidedInside, elapsed, firstOutside, lastInside, momentOf, untilConclusive, type Moment } from './timeline.ts'
+import { retryAfterProblem } from './retryAfter.ts'
+import { courseRule } from '../courseRule.ts'
+import { decidedInside, elapsed, firstOutside, lastInside, momentOf, span, untilConclusive, type Moment } from './timeline.ts'
 
 /** A server whose lease the check knows (periodBank: `shortMs` on a real clock), and two funded customers. */
 async function leaseBank(ctx: CheckContext, shortMs: number) {
@@ -53,9 +54,90 @@ async function probeAt(ctx: CheckContext, bank: BankClient, at: number, send: ()
 }
 
 /** Lets every held request of an abandoned round finish. */
-async function settle(bank: BankClient, replies: Array<Promise<Reply>>) {
+async function settle(bank: BankClient, replies: Array<Promise<Reply | undefined> | undefined>) {
   await bank.core({ hold: false })
-  await Promise.allSettled(replies)
+  await Promise.allSettled(replies.filter((r) => r !== undefined))
+}
+
+/**
+ * 23 hours: a claim that a retry this long after it was made still cannot
+ * take over has no lease (or none that ever ends). Far past any lease a unit
+ * mistake makes (1000 × 30 s is 8 h 20 min), and still inside the default key
+ * TTL (24 h), so that from stage 5 on the key itself has not expired.
+ */
+export const NO_LEASE_AFTER_MS = DEFAULT_KEY_TTL_MS - 3_600_000
+
+/**
+ * Where a claim's lease ended, measured on one held claim: retries at
+ * `offsets` (ms after the claim, ascending) until one takes the claim over.
+ * `refusedAt` is the last offset that got 409, `takenAt` the first that
+ * reached the core (undefined: none did). A probe answered with anything
+ * but 409 ends the measure (`other`): that is not a lease still held. Only on
+ * a controlled clock, where each probe stands exactly where it is put. The
+ * taker waits in the core: `held` lists every reply the caller must settle.
+ */
+async function measureLease(ctx: CheckContext, bank: BankClient, claim: Moment, send: () => Promise<Reply>, offsets: number[]) {
+  const held: Array<Promise<Reply>> = []
+  let refusedAt: number | undefined
+  for (const offset of offsets) {
+    const { seen } = await probeAt(ctx, bank, claim.to + offset, () => held[held.push(send()) - 1]!, 1)
+    if ('reachedCore' in seen) return { refusedAt, takenAt: offset, held }
+    const reply = seen.answered[0]!
+    if (reply.status !== 409) return { refusedAt, other: { at: offset, reply }, held }
+    refusedAt = offset
+  }
+  return { refusedAt, held }
+}
+
+/** What a measured lease ending at `takenAt` (after a 409 at `refusedAt`) may come from: only what the numbers support. */
+function leaseCauses(leaseMs: number, refusedAt: number | undefined, takenAt: number): string {
+  const exactly = refusedAt === takenAt - 1
+  if (takenAt === 0)
+    return ': the claim is free from the moment it is made (a lease_until at or before the claim time, or expiry compared the wrong way round?)'
+  if (exactly && takenAt === leaseMs + 1)
+    return ': one millisecond too long (is expiry tested with lease_until < now? A claim has expired once lease_until <= now)'
+  if (exactly && takenAt === leaseMs * 1000) return ': exactly 1000 × LAB_LEASE_MS (milliseconds taken for seconds and multiplied by 1000?)'
+  if (exactly && takenAt === leaseMs / 1000) return ': exactly LAB_LEASE_MS / 1000 (milliseconds divided as if converted to seconds?)'
+  return ''
+}
+
+/** "exactly N ms", or "more than A and at most B" when the probes left a gap. */
+function measured(refusedAt: number | undefined, takenAt: number): string {
+  if (refusedAt === takenAt - 1 || (refusedAt === undefined && takenAt === 0)) return `exactly ${span(takenAt)}`
+  return `more than ${span(refusedAt ?? 0)} and at most ${span(takenAt)}`
+}
+
+/**
+ * For a check whose property needs a claim taken over once its lease has
+ * ended, when a retry at or past the end (`refusedAt`) was still refused
+ * with 409 while the first request (`held`, and any retries) waits in the
+ * core: its property cannot be judged. Says why and names the check that
+ * fails for it: on a controlled clock one more retry, NO_LEASE_AFTER_MS
+ * (23 h) after the claim, tells no lease at all (crash-mid-transfer) from a
+ * lease that ends, but later than LAB_LEASE_MS (lease-length); a real clock
+ * cannot wait that long, and leaves it to lease-length. Settles every held
+ * request first.
+ */
+export async function notJudgedWithoutTakeover(
+  ctx: CheckContext,
+  bank: BankClient,
+  claim: Moment,
+  leaseMs: number,
+  refusedAt: number,
+  send: () => Promise<Reply>,
+  held: Array<Promise<Reply | undefined> | undefined>,
+): Promise<never> {
+  const past = `a retry ${elapsed(claim, refusedAt)} after the claim, past its ${leaseMs} ms lease, still got 409`
+  if (!ctx.clock.controlled) {
+    await settle(bank, held)
+    notJudged(`the claim was never taken over: ${past}`, 'lease-length')
+  }
+  const { takenAt, other, held: more } = await measureLease(ctx, bank, claim, send, [NO_LEASE_AFTER_MS])
+  await settle(bank, [...held, ...more])
+  const far = span(NO_LEASE_AFTER_MS)
+  if (other) notJudged(`the claim was not taken over: ${past}, and one ${far} after it got HTTP ${other.reply.status}`, 'lease-length')
+  if (takenAt === undefined) notJudged(`no lease: ${past}, and so did one ${far} after it`, 'crash-mid-transfer')
+  notJudged(`the lease is longer than LAB_LEASE_MS: ${past}; one ${far} after it took the claim over`, 'lease-length')
 }
 
 /** The lease on a real clock (on a controlled one, the default: periodBank). */
@@ -82,24 +164,77 @@ const leaseLength: Check = {
             await settle(bank, [first, retried!])
             return 'inconclusive'
           }
+          const taken = `a retry ${elapsed(claim, insideAt)} after the claim, inside its ${leaseMs} ms lease, took it over and is executing: the lease is shorter than LAB_LEASE_MS`
+          if (!ctx.clock.controlled)
+            fail(courseRule('lease', taken), { expected: 'HTTP 409 (the first request still holds its lease)', got: 'a second execution waiting in the core' })
+          // Measured on a claim of its own: where between the claim and LAB_LEASE_MS does it end?
+          await settle(bank, [first, retried])
+          const again = await holdFirst(ctx, bank, a, b)
+          const offsets = [...new Set([0, leaseMs / 1000 - 1, leaseMs / 1000, leaseMs / 2, leaseMs - 1].filter((n) => Number.isInteger(n) && n >= 0))].sort(
+            (x, y) => x - y,
+          )
+          const { refusedAt, takenAt, held } = await measureLease(ctx, bank, again.claim, again.send, offsets)
+          await settle(bank, [again.first, ...held])
           fail(
-            `a retry ${elapsed(claim, insideAt)} after the claim, inside its ${leaseMs} ms lease, took it over and is executing: ` +
-              'the lease is shorter than LAB_LEASE_MS (is it divided by 1000 somewhere, or compared the wrong way round?)',
+            courseRule(
+              'lease',
+              takenAt === undefined
+                ? taken
+                : `${taken}. Measured on another claim: the lease is ${measured(refusedAt, takenAt)}, not ${span(leaseMs)}${leaseCauses(leaseMs, refusedAt, takenAt)}`,
+            ),
             { expected: 'HTTP 409 (the first request still holds its lease)', got: 'a second execution waiting in the core' },
           )
         }
         expectProblem(early.seen.answered[0]!, 409, `a retry ${elapsed(claim, insideAt)} into a ${leaseMs} ms lease gets 409`)
 
-        // Outside: the lease's end. A lease a thousand times too long, or one never compared with the clock, still holds.
+        // Outside: the lease's end. A lease too long, or none at all, still holds.
         const outsideAt = firstOutside(ctx.clock, claim, leaseMs, leaseMs / 10)
         let late!: Promise<Reply>
         const after = await probeAt(ctx, bank, outsideAt, () => (late = send()), 1)
         if ('answered' in after.seen) {
           const [reply] = after.seen.answered
+          const refused = `a retry ${elapsed(claim, outsideAt)} after the claim, at the end of its ${leaseMs} ms lease, was refused (HTTP ${reply!.status})`
+          const details = { exchange: reply!.exchange, expected: 'the retry takes the expired claim over and executes', got: `HTTP ${reply!.status}` }
+          if (reply!.status !== 409 || !ctx.clock.controlled)
+            fail(
+              courseRule(
+                'lease',
+                `${refused}: the claim still held after LAB_LEASE_MS${ctx.clock.controlled ? '' : ' (on a real clock the grader cannot wait to tell a longer lease from none: see crash-mid-transfer)'}`,
+              ),
+              details,
+            )
+          // Where does it end, if it does? Further retries on the same claim, up to NO_LEASE_AFTER_MS (23 h) after it.
+          const {
+            refusedAt = leaseMs,
+            takenAt,
+            other,
+            held,
+          } = await measureLease(
+            ctx,
+            bank,
+            claim,
+            send,
+            [leaseMs + 1, 2 * leaseMs, 1000 * leaseMs - 1, 1000 * leaseMs, NO_LEASE_AFTER_MS].filter((n) => n > leaseMs && n <= NO_LEASE_AFTER_MS),
+          )
+          await settle(bank, [first, late, retried, ...held])
+          if (other)
+            fail(
+              courseRule(
+                'lease',
+                `${refused}: the lease is longer than LAB_LEASE_MS; a retry ${span(other.at)} after the claim got HTTP ${other.reply.status}`,
+              ),
+              {
+                ...details,
+                exchange: other.reply.exchange,
+              },
+            )
+          if (takenAt === undefined) notJudged(`no lease: ${refused}, and so was one ${span(NO_LEASE_AFTER_MS)} after it`, 'crash-mid-transfer')
           fail(
-            `a retry ${elapsed(claim, outsideAt)} after the claim, at the end of its ${leaseMs} ms lease, was refused: ` +
-              'the lease is longer than LAB_LEASE_MS (multiplied by 1000, held one millisecond too long with < instead of <=, or never compared with the clock?)',
-            { exchange: reply!.exchange, expected: 'the retry takes the expired claim over and executes', got: `HTTP ${reply!.status}` },
+            courseRule(
+              'lease',
+              `${refused}: the lease is longer than LAB_LEASE_MS. Measured by later retries on the same claim: it is ${measured(refusedAt, takenAt)}, not ${span(leaseMs)}${leaseCauses(leaseMs, refusedAt, takenAt)}`,
+            ),
+            details,
           )
         }
         await bank.core({ hold: false })
@@ -114,6 +249,9 @@ const leaseLength: Check = {
     })
   },
 }
+
+/** When a takeover is certain: the lease's end (on a real clock, a quarter of it later). */
+const afterLease = (ctx: CheckContext, claim: Moment, leaseMs: number) => firstOutside(ctx.clock, claim, leaseMs, leaseMs / 4)
 
 /** The lease on a real clock (on a controlled one, the default: periodBank). */
 const RETRY_AFTER_LEASE_MS = 5_000
@@ -138,15 +276,38 @@ const retryAfterTruthful: Check = {
         for (const at of probes) {
           const { sent, seen: decided } = await probeAt(ctx, bank, at, () => duplicates[duplicates.push(send()) - 1]!, 1)
           if ('reachedCore' in decided) {
-            if (decidedInside(ctx.clock, claim, leaseMs, sent.to))
-              fail('a duplicate took the claim over while its lease was still running: the lease ended early (see lease-length)')
             await settle(bank, [first, ...duplicates])
+            // No lease left to report: what the lease is, is lease-length's to judge.
+            if (decidedInside(ctx.clock, claim, leaseMs, sent.to))
+              notJudged(`the lease ended early: a duplicate ${elapsed(claim, at)} into its ${leaseMs} ms lease took the claim over`, 'lease-length')
             return 'inconclusive'
           }
           const reply = decided.answered[0]!
           expectProblem(reply, 409, 'a duplicate while the first request holds its lease gets 409')
           const what = `${elapsed(claim, at)} into a ${leaseMs} ms lease`
-          expectRetryAfterLeft(reply, { leaseMs, at: claim }, sent, what)
+          const problem = retryAfterProblem(reply, { leaseMs, at: claim }, sent, what)
+          if (problem) {
+            // "The lease left" is judged against a lease that ends at LAB_LEASE_MS: does it? Still held at its last millisecond,
+            const lastAt = lastInside(ctx.clock, claim, leaseMs, leaseMs / 4)
+            if (lastAt > at) {
+              const { sent: lastSent, seen: atLast } = await probeAt(ctx, bank, lastAt, () => duplicates[duplicates.push(send()) - 1]!, 1)
+              if ('reachedCore' in atLast && decidedInside(ctx.clock, claim, leaseMs, lastSent.to)) {
+                await settle(bank, [first, ...duplicates])
+                notJudged(`the lease ended early: a duplicate ${elapsed(claim, lastAt)} into its ${leaseMs} ms lease took the claim over`, 'lease-length')
+              }
+              if ('reachedCore' in atLast) {
+                await settle(bank, [first, ...duplicates])
+                return 'inconclusive'
+              }
+            }
+            // and over at its end?
+            const endAt = afterLease(ctx, claim, leaseMs)
+            const { seen: atEnd } = await probeAt(ctx, bank, endAt, () => duplicates[duplicates.push(send()) - 1]!, 1)
+            if ('answered' in atEnd && atEnd.answered[0]!.status === 409)
+              await notJudgedWithoutTakeover(ctx, bank, claim, leaseMs, endAt, send, [first, ...duplicates])
+            await settle(bank, [first, ...duplicates])
+            fail(...problem)
+          }
           seen.push(`${what}: Retry-After ${reply.headers['retry-after']}`)
         }
         await bank.core({ hold: false })
@@ -162,8 +323,6 @@ const retryAfterTruthful: Check = {
 
 /** The lease on a real clock (on a controlled one, the default: periodBank). */
 const TAKEOVER_LEASE_MS = 800
-/** When a takeover is certain: the lease's end (on a real clock, a quarter of it later). */
-const afterLease = (ctx: CheckContext, claim: Moment, leaseMs: number) => firstOutside(ctx.clock, claim, leaseMs, leaseMs / 4)
 
 const takeoverDifferentBody: Check = {
   id: 'takeover-different-body-422',
@@ -214,9 +373,17 @@ const takeoverCoreFailure: Check = {
     let takeover: Reply
     try {
       let retry!: Promise<Reply>
-      const { seen } = await probeAt(ctx, bank, afterLease(ctx, claim, leaseMs), () => (retry = send()), 1)
-      if ('answered' in seen)
-        fail('setup: after the lease ran out the retry did not take the claim over (see lease-length)', { exchange: seen.answered[0]!.exchange })
+      const endAt = afterLease(ctx, claim, leaseMs)
+      const { seen } = await probeAt(ctx, bank, endAt, () => (retry = send()), 1)
+      // No takeover, no superseded original to judge.
+      if ('answered' in seen) {
+        if (seen.answered[0]!.status === 409) await notJudgedWithoutTakeover(ctx, bank, claim, leaseMs, endAt, send, [first, retry])
+        fail('after the lease ran out, a retry must take the claim over and execute', {
+          exchange: seen.answered[0]!.exchange,
+          expected: 'the retry waits in the core (it took the claim over)',
+          got: `HTTP ${seen.answered[0]!.status}`,
+        })
+      }
       // The core releases its callers in arrival order, so the one failure it is
       // told to give goes to the original, whose lease the retry took over.
       await bank.core({ hold: false, failNext: 1 })

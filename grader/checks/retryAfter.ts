@@ -28,15 +28,24 @@ function retryAfterSeconds(reply: Reply, answeredAt: number): number | undefined
   return Number.isNaN(date) ? undefined : Math.round((date - answeredAt) / 1000)
 }
 
-/** Fails unless the 409 `reply` to a duplicate sent at `duplicate` says how long the lease has left. */
-export function expectRetryAfterLeft(reply: Reply, claim: LeaseClaim, duplicate: Moment, what: string): void {
+/** Why the 409 `reply` to a duplicate sent at `duplicate` does not say how long the lease has left, as fail()'s arguments; undefined when it does. */
+export function retryAfterProblem(reply: Reply, claim: LeaseClaim, duplicate: Moment, what: string): Parameters<typeof fail> | undefined {
   const { low, high } = retryAfterRange(claim, duplicate)
   const seconds = retryAfterSeconds(reply, duplicate.to)
   const play = /^\d+$/.test(reply.headers['retry-after'] ?? '') ? 0 : 1
-  if (seconds === undefined || seconds < low - play || seconds > high + play)
-    fail(courseRule('retryAfter', `${what}, Retry-After must say how long the lease has left`), {
+  if (seconds !== undefined && seconds >= low - play && seconds <= high + play) return undefined
+  return [
+    courseRule('retryAfter', `${what}, Retry-After must say how long the lease has left`),
+    {
       exchange: reply.exchange,
       expected: `Retry-After: ${low === high ? low : `${low} to ${high}`} (seconds)`,
       got: reply.headers['retry-after'] === undefined ? '(no Retry-After header)' : `Retry-After: ${reply.headers['retry-after']}`,
-    })
+    },
+  ]
+}
+
+/** Fails unless the 409 `reply` to a duplicate sent at `duplicate` says how long the lease has left. */
+export function expectRetryAfterLeft(reply: Reply, claim: LeaseClaim, duplicate: Moment, what: string): void {
+  const problem = retryAfterProblem(reply, claim, duplicate, what)
+  if (problem) fail(...problem)
 }

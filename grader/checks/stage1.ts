@@ -53,16 +53,61 @@ function keyNeedingEscapes(ctx: CheckContext, length: number): string {
 /** The key as an RFC 8941 sf-string: quoted, with `"` and `\` escaped. */
 const quoted = (key: string) => `"${key.replace(/["\\]/g, (c) => `\\${c}`)}"`
 
+/** What lets simultaneous copies through inside one process: candidates, not a diagnosis (the grader sees behaviour, not code). */
+const ONE_PROCESS_CAUSES =
+  'a SELECT for the key, then an INSERT with an await between them (every copy sees no row yet); an INSERT OR IGNORE whose result is not looked at; the key recorded only after executing'
+/** What lets one copy through in each process: candidates as well. */
+const EACH_PROCESS_CAUSES =
+  'a lock in memory (a Map, a Set), of which each process has its own; a SELECT, then an INSERT with an await between them, that one copy per process happened to pass'
+
+/** The copies sent to each process, in the order heldBurst answers them. */
+type ProcessSplit = Array<{ name: string; copies: number }>
+
+/**
+ * Why `executed` of `replies` ran (as evidence, then the causes it fits, as
+ * candidates): how many got past the claim at once and, over several
+ * processes, how many each process let through.
+ */
+function executionEvidence(replies: Reply[], reachedCore: number, split?: ProcessSplit): string {
+  const past = `${reachedCore} got past the claim into the core at the same instant (the core was held until every copy was decided)`
+  if (!split || split.length < 2) return `${past}. Candidates: ${ONE_PROCESS_CAUSES}`
+  let at = 0
+  const perProcess = split.map(({ name, copies }) => {
+    const mine = replies.slice(at, (at += copies))
+    return { name, created: mine.filter((r) => r.status === 201).length }
+  })
+  const said = perProcess.map((p) => `${p.created} in ${p.name}`).join(', ')
+  const most = Math.max(...perProcess.map((p) => p.created))
+  if (most <= 1) return `${past}; executed (201): ${said}. Each process let one copy through, as if each decided alone. Candidates: ${EACH_PROCESS_CAUSES}`
+  return `${past}; executed (201): ${said}. One process let ${most} through by itself (simultaneous-retries tests one process alone). Candidates: ${ONE_PROCESS_CAUSES}`
+}
+
 /**
  * Judges N requests that carried one key: the money moved exactly once, and
  * every other request was turned away without an error (a 2xx, or stage 3's
- * 409 for a request in flight).
+ * 409 for a request in flight). A failure says what was seen and the causes it fits.
  */
-async function expectOneExecution(bank: BankClient, before: Ledger, body: TransferBody, replies: Reply[]): Promise<void> {
+async function expectOneExecution(
+  bank: BankClient,
+  before: Ledger,
+  body: TransferBody,
+  { replies, reachedCore }: { replies: Reply[]; reachedCore: number },
+  split?: ProcessSplit,
+): Promise<void> {
   const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
   const created = replies.filter((r) => r.status === 201)
+  const spread = split && split.length > 1 ? `, split ${split.map((p) => p.copies).join(' and ')} over ${split.length} processes on one database,` : ''
+  if (rows.length > 1)
+    fail(
+      `${replies.length} simultaneous requests with one Idempotency-Key${spread} moved the money ${rows.length} times: ${executionEvidence(replies, reachedCore, split)}`,
+      {
+        exchange: created[1]?.exchange ?? replies[0]?.exchange,
+        expected: '1 ledger row',
+        got: `${rows.length} ledger rows (${replies.map((r) => r.status).join(', ')})`,
+      },
+    )
   if (rows.length !== 1)
-    fail(`${replies.length} simultaneous requests with one Idempotency-Key moved the money ${rows.length} times`, {
+    fail(`${replies.length} simultaneous requests with one Idempotency-Key${spread} moved the money ${rows.length} times`, {
       exchange: created[1]?.exchange ?? replies[0]?.exchange,
       expected: '1 ledger row',
       got: `${rows.length} ledger rows (${replies.map((r) => r.status).join(', ')})`,
@@ -136,7 +181,7 @@ const simultaneousRetries: Check = {
   id: 'simultaneous-retries',
   title: 'Eight or more simultaneous copies of one request execute once',
   points: 6,
-  hint: 'SELECT-then-INSERT leaves a gap two requests can both pass. Let the INSERT itself decide: the PRIMARY KEY lets exactly one succeed.',
+  hint: 'Copies that all pass the claim usually come from a SELECT-then-INSERT with an await between them, an INSERT OR IGNORE whose result is not checked, or a key recorded only after executing. Let the INSERT itself decide: the PRIMARY KEY lets exactly one succeed.',
   timeoutMs: 30_000,
   async run(ctx) {
     // Its own instance, with a processing delay (LAB_PROCESSING_DELAY_MS, in
@@ -148,8 +193,9 @@ const simultaneousRetries: Check = {
     const n = ctx.rng.int(8, 12)
     const spec = bank.postSpec(a.customer, '/transfers', body, { key: ctx.rng.uuid() })
     const before = await bank.ledger()
-    const { replies, reachedCore } = await heldBurst([{ bank, specs: Array.from({ length: n }, () => spec) }])
-    await expectOneExecution(bank, before, body, replies)
+    const burst = await heldBurst([{ bank, specs: Array.from({ length: n }, () => spec) }])
+    const { reachedCore } = burst
+    await expectOneExecution(bank, before, body, burst)
     ctx.note(`${n} identical requests at the same instant: ${reachedCore} got past the claim, ${n - reachedCore} were turned away`)
   },
 }
@@ -158,7 +204,7 @@ const twoInstances: Check = {
   id: 'two-instances-one-database',
   title: 'Simultaneous copies split over two server processes sharing the database execute once',
   points: 6,
-  hint: 'A lock in memory (a Map, a Set) exists once per process. The database file is shared: the PRIMARY KEY decides for every process.',
+  hint: 'Two processes share only the database file, so that is where the decision must be: a lock in memory (a Map, a Set) exists once per process, and a SELECT-then-INSERT across an await or an unchecked INSERT OR IGNORE lets copies through anywhere. The PRIMARY KEY decides for every process.',
   timeoutMs: 30_000,
   async run(ctx) {
     const other = await ctx.startServer({ sameDatabase: true })
@@ -169,11 +215,14 @@ const twoInstances: Check = {
     const key = ctx.rng.uuid()
     const specs = (bank: BankClient, count: number) => Array.from({ length: count }, () => bank.postSpec(a.customer, '/transfers', body, { key }))
     const before = await ctx.bank.ledger()
-    const { replies } = await heldBurst([
+    const burst = await heldBurst([
       { bank: ctx.bank, specs: specs(ctx.bank, first) },
       { bank: other, specs: specs(other, n - first) },
     ])
-    await expectOneExecution(ctx.bank, before, body, replies)
+    await expectOneExecution(ctx.bank, before, body, burst, [
+      { name: 'process 1', copies: first },
+      { name: 'process 2', copies: n - first },
+    ])
     ctx.note(`${n} identical requests, ${first} to one process and ${n - first} to another, one database → one execution`)
   },
 }

@@ -37,6 +37,22 @@ function richBody(ctx: CheckContext, a: Party, b: Party): TransferBody {
   }
 }
 
+/**
+ * A metadata member whose value keeps its loose value (JavaScript's ==, or a
+ * coercion to number) but changes JSON type: false → 0, true → 1, a number →
+ * the same digits as a string, null → false. `before` goes in the first body,
+ * `after` in the changed one.
+ */
+function retyping(ctx: CheckContext, metadata: Record<string, unknown>): { field: string; before: unknown; after: unknown } {
+  const number = ctx.rng.pick(['priority', 'rate'])
+  return ctx.rng.pick([
+    { field: 'approved', before: false, after: 0 },
+    { field: 'approved', before: true, after: 1 },
+    { field: number, before: metadata[number], after: String(metadata[number]) },
+    { field: 'approved', before: null, after: false },
+  ])
+}
+
 function balances(ledger: Ledger, ids: string[]): Record<string, number> {
   return Object.fromEntries(ids.map((id) => [id, ledger.accounts.find((x) => x.id === id)!.balance]))
 }
@@ -44,7 +60,8 @@ function balances(ledger: Ledger, ids: string[]): Record<string, number> {
 /**
  * Sends `body` with `key` and insists that it is refused and moves nothing.
  * The 422 itself is amended-amount's property; a check given `note` only
- * notes another 4xx (see expectChangedBodyRefused).
+ * notes another 4xx (see expectChangedBodyRefused). `replayed`, when given,
+ * is the failure for a 2xx: the server took the body for the first one.
  */
 async function expectRefused(
   bank: BankClient,
@@ -53,10 +70,17 @@ async function expectRefused(
   key: string,
   what: string,
   note?: (line: string) => void,
+  replayed?: string,
 ): Promise<void> {
   const before = await bank.ledger()
   const reply = await bank.transfer(customer, body, { key })
   const why = `${what}, under a key already used for another body`
+  if (replayed && reply.status >= 200 && reply.status < 300)
+    fail(replayed, {
+      exchange: reply.exchange,
+      expected: 'HTTP 422: another body under a used key',
+      got: `HTTP ${reply.status}: a retry of the first transfer`,
+    })
   if (note) expectChangedBodyRefused(reply, why, note)
   else expectProblem(reply, 422, why)
   const after = await bank.ledger()
@@ -109,15 +133,19 @@ const amendedBody: Check = {
   id: 'fingerprint-covers-body',
   title: 'Changing the recipient, the memo or a nested metadata value under a used key gets 422',
   points: 4,
-  hint: 'Fingerprint the whole parsed body (op.payload), not only from/to/amount: any difference is a different request.',
+  hint: 'Fingerprint the whole parsed body (op.payload), not only from/to/amount: any difference is a different request, a change of JSON type too (false is not 0, "5" is not 5).',
   timeoutMs: 15_000,
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
     const key = ctx.rng.uuid()
-    const body = richBody(ctx, a, b)
+    const rich = richBody(ctx, a, b)
+    // One metadata value that a loose comparison (==, a coercion to number) takes for another of another JSON type.
+    const retyped = retyping(ctx, rich.metadata!)
+    const body: TransferBody = { ...rich, metadata: { ...rich.metadata, [retyped.field]: retyped.before } }
     expectStatus(await ctx.bank.transfer(a.customer, body, { key }), 201, 'the first transfer with a new key executes')
     const invoice = body.metadata!.invoice as { lines: Array<{ qty: number }> }
-    const changes: Array<[string, TransferBody]> = [
+    const retype = `metadata.${retyped.field}: ${JSON.stringify(retyped.before)} → ${JSON.stringify(retyped.after)}`
+    const changes: Array<[string, TransferBody, string?]> = [
       ['another recipient', { ...body, to: b.accounts.find((x) => x !== body.to)! }],
       ['another memo', { ...body, memo: `${body.memo} (2)` }],
       [
@@ -127,8 +155,15 @@ const amendedBody: Check = {
           metadata: { ...body.metadata, invoice: { ...invoice, lines: [{ ...invoice.lines[0]!, qty: invoice.lines[0]!.qty + 1 }, invoice.lines[1]] } },
         },
       ],
+      [
+        retype,
+        { ...body, metadata: { ...body.metadata, [retyped.field]: retyped.after } },
+        `${retype} is another body, but it was replayed as the same body: values of different JSON types differ, however loosely equal ` +
+          '(false is not 0, true is not 1, 5 is not "5", null is not false). Canonicalize each value by its JSON type; never coerce one into another.',
+      ],
     ]
-    for (const [what, changed] of ctx.rng.shuffle(changes)) await expectRefused(ctx.bank, a!.customer, changed, key, what, ctx.note)
+    for (const [what, changed, replayed] of ctx.rng.shuffle(changes)) await expectRefused(ctx.bank, a!.customer, changed, key, what, ctx.note, replayed)
+    ctx.note(`another recipient, another memo, another quantity in metadata, and ${retype} under the same key → refused each, nothing moved`)
   },
 }
 

@@ -8,12 +8,13 @@
 // core's `inflight` count to know where each request is.
 import type { TransferBody } from '../../harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../check.ts'
+import { CheckFailure } from '../../harness/failure.ts'
 import type { Reply } from '../../harness/http.ts'
-import { expectChangedBodyRefused, is2xx, newRows, openParties, periodBank } from './setup.ts'
+import { expectChangedBodyRefused, expectNotExecutedAgain, is2xx, newRows, openParties, periodBank } from './setup.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { rowChecks } from './keyRowStates.ts'
-import { leaseChecks } from './leases.ts'
-import { elapsed, momentOf, retriesAcross } from './timeline.ts'
+import { leaseChecks, NO_LEASE_AFTER_MS, notJudgedWithoutTakeover } from './leases.ts'
+import { elapsed, firstOutside, lastInside, momentOf, retriesAcross, span } from './timeline.ts'
 import { courseRule } from '../courseRule.ts'
 
 const inFlightDuplicate: Check = {
@@ -150,12 +151,42 @@ const crashMidTransfer: Check = {
         })
       conflicts++
     }
+    if (reply && !is2xx(reply) && ctx.clock.controlled) {
+      // Refused at the lease's end. A lease that ends later is lease-length's to judge; one that never ends is this check's.
+      const stillAt = ctx.clock.now()
+      await ctx.clock.moveTo(claim.to + NO_LEASE_AFTER_MS)
+      const far = await bank.transfer(a.customer, body, { key })
+      if (!is2xx(far) && far.status !== 409)
+        fail(`after the crash a retry ${span(NO_LEASE_AFTER_MS)} after the claim got HTTP ${far.status}`, {
+          exchange: far.exchange,
+          expected: 'HTTP 201',
+          got: `HTTP ${far.status}`,
+        })
+      if (far.status === 409)
+        fail(
+          courseRule(
+            'lease',
+            `no lease: after the crash, retries ${elapsed(claim, stillAt)} after the claim (the end of its ${leaseMs} ms lease) and ${span(NO_LEASE_AFTER_MS)} after it still got 409: the crashed request's claim never expires, so its key is stuck`,
+          ),
+          { exchange: far.exchange, expected: `HTTP 201 once the ${leaseMs} ms lease has run out`, got: `HTTP 409, ${conflicts + 1} times` },
+        )
+      ctx.note(
+        `the crashed claim was still held at the end of its ${leaseMs} ms lease (${elapsed(claim, stillAt)}), and taken over ${span(NO_LEASE_AFTER_MS)} after it: the lease is longer than LAB_LEASE_MS (see lease-length)`,
+      )
+      reply = far
+    }
     if (!reply || !is2xx(reply))
-      fail(`${elapsed(claim, ctx.clock.now())} after the claim, retries still get 409: the crashed request's claim never expires (lease ${leaseMs} ms)`, {
-        exchange: reply?.exchange,
-        expected: `HTTP 201 once the ${leaseMs} ms lease has run out`,
-        got: `HTTP 409, ${conflicts} times`,
-      })
+      fail(
+        courseRule(
+          'lease',
+          `${elapsed(claim, ctx.clock.now())} after the claim, retries still get 409: the crashed request's claim never expires (lease ${leaseMs} ms)`,
+        ),
+        {
+          exchange: reply?.exchange,
+          expected: `HTTP 201 once the ${leaseMs} ms lease has run out`,
+          got: `HTTP 409, ${conflicts} times`,
+        },
+      )
     const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
     if (rows.length === 0)
       fail(`after the crash the retry was answered ${reply.status}, but no money ever moved: the key was marked done before the transfer committed`, {
@@ -170,6 +201,86 @@ const crashMidTransfer: Check = {
     ctx.note(
       `killed with the transfer in the core; after restart: ${conflicts}× 409, then ${reply.status} ${elapsed(claim, ctx.clock.now())} after the claim; 1 ledger row`,
     )
+  },
+}
+
+/** The lease on a real clock (on a controlled one, the default: periodBank), and the margin of its probes there. */
+const LOST_ANSWER_LEASE_MS = 4_000
+const LOST_ANSWER_MARGIN_MS = 500
+
+const crashAfterCommit: Check = {
+  id: 'crash-after-commit',
+  title: 'A server killed after the money committed, before it answered: after restart the retry is told it is done, and nothing moves again',
+  points: 4,
+  hint: 'Complete the key (and, from stage 4, store the response) inside the money transaction, through the callback of op.execute(): the instant the money commits, the key must say done. Completing after execute() returns leaves a moment where the money moved and the key still says in_progress, and a crash there makes the retry execute again once the lease runs out.',
+  timeoutMs: 40_000,
+  timed: true,
+  async run(ctx) {
+    // On a controlled clock the shared server (killed below and started again), with its default lease.
+    const { bank, leaseMs } = await periodBank(ctx, { leaseMs: LOST_ANSWER_LEASE_MS })
+    const [a, b] = await openParties(ctx, 2, 2, bank)
+    const { body, key } = plan(ctx, a, b)
+    const before = await bank.ledger()
+    // The fault point (CONTRACT.md, Admin): the next commit kills the process before it answers.
+    const armed = await bank
+      .core({ crashAfterCommit: true })
+      .catch((error: unknown) =>
+        fail(
+          'PUT /admin/core {"crashAfterCommit": true} was refused: the server must offer this fault point (CONTRACT.md, Admin)',
+          error instanceof CheckFailure ? error.details : {},
+        ),
+      )
+    if (armed.crashAfterCommit !== true)
+      fail('PUT /admin/core {"crashAfterCommit": true} did not arm the fault point: the server must offer it (CONTRACT.md, Admin)', {
+        expected: '"crashAfterCommit": true in the answer',
+        got: JSON.stringify(armed),
+      })
+    const { at: sent, value: first } = await momentOf(ctx.clock, () =>
+      bank.transfer(a.customer, body, { key }).then(
+        (reply) => reply,
+        (error: Error) => error,
+      ),
+    )
+    if (!(first instanceof Error)) {
+      // It did not die: disarmed, so that no later request on this server does.
+      await bank.core({ crashAfterCommit: false })
+      fail(
+        is2xx(first)
+          ? 'the transfer was answered although crashAfterCommit was armed: the server does not kill itself after a commit (CONTRACT.md, Admin)'
+          : `the first request with a fresh key was answered HTTP ${first.status}: it never committed, so the fault point never fired`,
+        { exchange: first.exchange, expected: 'the connection drops: the process dies after the commit', got: `HTTP ${first.status}` },
+      )
+    }
+    if (!(await bank.server.exitsWithin(10_000))) fail('the connection dropped but the server process still runs: crashAfterCommit must kill it')
+    // The same instance, started again on the same database (its port may change).
+    await bank.server.start()
+    const committed = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
+    if (committed.length !== 1)
+      fail(`the transfer killed after its commit left ${committed.length} ledger rows: the bank commits before the fault point fires`, {
+        expected: '1 ledger row',
+        got: `${committed.length} rows`,
+      })
+    const row = committed[0]!
+    // The retries: at once, at the lease's last moment and at its end (on a
+    // real clock, a margin inside and outside it). The lease must not matter:
+    // the key is done, so no retry waits for it or takes it over.
+    const seen: string[] = []
+    for (const at of [sent.to, lastInside(ctx.clock, sent, leaseMs, LOST_ANSWER_MARGIN_MS), firstOutside(ctx.clock, sent, leaseMs, LOST_ANSWER_MARGIN_MS)]) {
+      await ctx.clock.moveTo(at)
+      const retry = await bank.transfer(a.customer, body, { key })
+      const when = `${elapsed(sent, ctx.clock.now())} after the first request (lease ${leaseMs} ms)`
+      await expectNotExecutedAgain(bank, before, 1, retry, `the retry ${when} of a transfer that committed before its answer was lost`)
+      if (retry.status === 409)
+        fail(
+          `the retry ${when} got 409: the money committed before the crash, but the key still says in progress. Complete the key in the money's transaction`,
+          { exchange: retry.exchange, expected: 'a 2xx that says it is done (200 already processed, or the stored response replayed)', got: 'HTTP 409' },
+        )
+      expectStatus(retry, [200, 201], `the retry ${when} of a transfer that committed is told it is done`)
+      if (retry.json?.id !== undefined)
+        expectEqual(retry.json.id, row.id, 'a replayed answer names the transfer that committed before the crash', retry.exchange)
+      seen.push(`${retry.status} at ${elapsed(sent, ctx.clock.now())}`)
+    }
+    ctx.note(`killed after the commit, before the answer; after restart: ${seen.join(', ')}; 1 ledger row`)
   },
 }
 
@@ -208,7 +319,9 @@ const leaseExpired: Check = {
         }
         expectProblem(seen.answered[0]!, 409, 'while the first request runs, a retry gets 409 until its lease expires, then takes the claim over')
       }
-      if (!retryReply) fail(`the first request's lease (${leaseMs} ms) never expired: retries still get 409 ${elapsed(claim, ctx.clock.now())} after the claim`)
+      // No takeover, no superseded original to judge: whether the lease ends, and when, is another check's.
+      if (!retryReply)
+        return await notJudgedWithoutTakeover(ctx, bank, claim, leaseMs, ctx.clock.now(), () => pending(bank.transfer(a.customer, body, { key })), [held.reply])
       // Both are in the core now: the original (lease lost) and the retry (lease held).
       await bank.core({ hold: false })
       ;[slow, retry] = await Promise.all([held.reply, retryReply])
@@ -259,4 +372,13 @@ const coreFailure: Check = {
   },
 }
 
-export const stage3: Check[] = [inFlightDuplicate, inFlightDifferentPayload, crashMidTransfer, leaseExpired, coreFailure, ...leaseChecks, ...rowChecks]
+export const stage3: Check[] = [
+  inFlightDuplicate,
+  inFlightDifferentPayload,
+  crashMidTransfer,
+  crashAfterCommit,
+  leaseExpired,
+  coreFailure,
+  ...leaseChecks,
+  ...rowChecks,
+]

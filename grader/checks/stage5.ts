@@ -22,10 +22,11 @@ import { retentionChecks } from './stage5Retention.ts'
  * of their stored response (a 201 or a stored 402/403/404, byte for byte or
  * naming their transfer), or a refusal (409, 422, or any other 4xx from 405
  * up: this client's request is valid and funded) only their request could cause.
+ * The day's judge counts the same answers as leaks (replay/judge.ts, causedByAnotherClient).
  * (A replay marker alone is not judged here: on this client's own fresh
  * answer it is first-response-unmarked's business.)
  */
-function crossing(reply: Reply, foreign: Reply[]): string | undefined {
+export function crossing(reply: Reply, foreign: Reply[]): string | undefined {
   const copied = foreign.find((f) => f.text === reply.text || (typeof f.json?.id === 'string' && reply.text.includes(f.json.id)))
   if (copied) return `it is the other client's stored response (their HTTP ${copied.status}): that client's response leaked`
   if (reply.status === 409) return 'a 409 says "someone is using this key right now": the other client\'s request, not this one, caused it'

@@ -3,6 +3,7 @@
 import { parseDictionary } from 'structured-headers'
 import type { BankClient } from '../../harness/bankClient.ts'
 import { fail, type Check } from '../check.ts'
+import { courseRule } from '../courseRule.ts'
 import type { Reply } from '../../harness/http.ts'
 import { openParties } from './setup.ts'
 
@@ -11,7 +12,8 @@ function expectPolicy(reply: Reply, expected: { ttl: number; lease: number }, wh
   const header = reply.headers['idempotency-key-policy']
   const wanted = `Idempotency-Key-Policy: ttl=${expected.ttl}, lease=${expected.lease}, scope="client route"`
   const wrong = (why: string): never =>
-    fail(`${what}: ${why}`, { exchange: reply.exchange, expected: wanted, got: header ?? '(no Idempotency-Key-Policy header)' })
+    // The header is the course's: draft-07 asks for the policy in the documentation.
+    fail(courseRule('policyHeader', `${what}: ${why}`), { exchange: reply.exchange, expected: wanted, got: header ?? '(no Idempotency-Key-Policy header)' })
   if (header === undefined) wrong('every money-route response publishes the key policy')
   let policy: ReturnType<typeof parseDictionary>
   try {

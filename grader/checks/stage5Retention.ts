@@ -13,8 +13,9 @@ import pLimit from 'p-limit'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { TransferBody } from '../../harness/bankClient.ts'
 import { expectEqual, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
+import { courseRule } from '../courseRule.ts'
 import type { Reply } from '../../harness/http.ts'
-import { decidedInside, elapsed, firstOutside, lastInside, momentOf, type Moment } from './timeline.ts'
+import { decidedInside, elapsed, firstOutside, lastInside, momentOf, span, type Moment } from './timeline.ts'
 import { expectChangedBodyRefused, expectConsistent, openParties, periodBank, rowsBetween } from './setup.ts'
 import { describeRows as describe, layerRows, totalRows as total } from './layerRows.ts'
 import { isReplay } from './replies.ts'
@@ -23,10 +24,10 @@ import { expiryChecks } from './stage5Expiry.ts'
 /** The first response again: its status and its body bytes. */
 const sameAnswer = (reply: Reply, first: Reply) => reply.status === first.status && reply.text === first.text
 
-/** The same key after its TTL: executed again, as a new transfer with a new id. */
+/** The same key after its TTL: executed again, as a new transfer with a new id (expiry is a course rule). */
 function expectNewExecution(reply: Reply, first: Reply, what: string): void {
   if (sameAnswer(reply, first) || reply.status === 422 || reply.status === 409)
-    fail(`${what}: the key has expired, so the server must have forgotten it and executed the request as new`, {
+    fail(courseRule('expiry', `${what}: the key has expired, so the server must have forgotten it and executed the request as new`), {
       exchange: reply.exchange,
       expected: 'HTTP 201, executed again (a new transfer)',
       got: `HTTP ${reply.status}${sameAnswer(reply, first) ? ', the first response again' : ''}`,
@@ -151,8 +152,11 @@ const newExecutionAfterExpiry: Check = {
         })
     if (sameAnswer(renewed.value, one.value))
       fail(
-        `a retry sent ${elapsed(one.at, renewed.at.from)} after the first request still got the first response back, although the TTL is ${ttlMs} ms. ` +
-          `The client had retried every ${retryEveryMs} ms meanwhile: retries must not extend a key's life, or a client that keeps retrying keeps its key forever`,
+        courseRule(
+          'expiry',
+          `a retry sent ${elapsed(one.at, renewed.at.from)} after the first request still got the first response back, although the TTL is ${ttlMs} ms. ` +
+            `The client had retried every ${retryEveryMs} ms meanwhile: retries must not extend a key's life, or a client that keeps retrying keeps its key forever`,
+        ),
         { exchange: renewed.value.exchange, expected: 'HTTP 201, executed again', got: `HTTP ${renewed.value.status}, the first response again` },
       )
     if (decidedInside(ctx.clock, one.at, ttlMs, renewed.at.to) && renewed.at.to < expiry)
@@ -170,17 +174,23 @@ const newExecutionAfterExpiry: Check = {
   },
 }
 
+/** The course's purge interval (CONTRACT.md, stage 5): the first request after min(TTL, 60 s) since the last purge purges. */
+const purgeIntervalMs = (ttlMs: number) => Math.min(ttlMs, 60_000)
+/** When the rows outlived that interval, later moments (after their expiry), each with a request: a slower purge, or none. */
+const LATER_MS = [60_000, 3_600_000, 86_400_000]
+
 const purgeBounded: Check = {
   id: 'purge-bounded',
   title: 'Expired keys are purged: N expired keys leave at most a few rows',
   points: 4,
-  hint: 'Delete expired rows (completed, or in progress with the lease run out too), lazily from claim() or on a timer, at least once per TTL.',
-  timeoutMs: 20_000,
+  hint: 'Delete expired rows (completed, or in progress with the lease run out too), lazily from claim() or on a timer, at least once per min(TTL, 60 s).',
+  timeoutMs: 40_000,
   needs: 'database',
   timed: true,
   async run(ctx) {
     const ttlMs = 400
     const maxRows = 3
+    const intervalMs = purgeIntervalMs(ttlMs)
     const { bank, a } = await shortTtlBank(ctx, ttlMs, 2)
     const count = ctx.rng.int(30, 45)
     // Deposits, and every third a small transfer, each under its own key, four at a time.
@@ -193,34 +203,57 @@ const purgeBounded: Check = {
     const replies = await Promise.all(plans.map((p) => limit(() => bank.send(bank.postSpec(a.customer, p.path, p.body, { key: p.key })))))
     replies.forEach((r) => expectStatus(r, 201, 'each request, under its own key, executes'))
     const lastAnswer = ctx.clock.now()
+    const expiredAt = lastAnswer + ttlMs
     const stored = await layerRows(bank)
     if (total(stored) === 0)
       fail(
         `after ${count} requests with keys, no table of the layer in the bank's database has any row (${describe(stored)}): keep the keys in the bank's database`,
       )
+    /** A request under a new key (a lazy purge's chance), then the rows, polled for `waitMs` of real time (a timer's work). */
+    const afterRequest = async (waitMs: number) => {
+      expectStatus(await bank.deposit(a.customer, { to: a.accounts[0]!, amount: ctx.rng.amount() }, { key: ctx.rng.uuid() }), 201, 'a deposit after the TTL')
+      if (ctx.clock.controlled) await ctx.clock.advance(intervalMs)
+      const deadline = Date.now() + waitMs
+      for (;;) {
+        const left = await layerRows(bank)
+        if (total(left) <= maxRows || Date.now() > deadline) return left
+        await sleep(50)
+      }
+    }
     await ctx.clock.moveTo(firstOutside(ctx.clock, { from: lastAnswer, to: lastAnswer }, ttlMs, 0))
     // Every key above has expired. One request under a new key gives a lazy
-    // purge its chance; a purge on a timer gets one more TTL of the clock
+    // purge its chance; a purge on a timer gets one more interval of the clock
     // (moved at once on a controlled clock) and up to 10 real seconds for its work. Only reads follow.
-    expectStatus(await bank.deposit(a.customer, { to: a.accounts[0]!, amount: ctx.rng.amount() }, { key: ctx.rng.uuid() }), 201, 'a deposit after the TTL')
-    if (ctx.clock.controlled) await ctx.clock.advance(ttlMs)
-    const deadline = Date.now() + (ctx.clock.controlled ? 10_000 : ttlMs + 1_000)
-    for (;;) {
-      const left = await layerRows(bank)
-      if (total(left) <= maxRows) {
-        ctx.note(`${count} keys with a ${ttlMs} ms TTL: ${total(stored)} row(s) before expiry, ${total(left)} after (${describe(left)})`)
-        return
-      }
-      if (Date.now() > deadline)
-        fail(
-          `${count} keys expired ${ctx.clock.now() - lastAnswer - ttlMs} ms ago and a request came after that, yet their rows are still there: the key table grows without bound`,
-          {
-            expected: `at most ${maxRows} rows`,
-            got: describe(left),
-          },
-        )
-      await sleep(50)
+    const left = await afterRequest(ctx.clock.controlled ? 10_000 : ttlMs + 1_000)
+    if (total(left) <= maxRows) {
+      ctx.note(`${count} keys with a ${ttlMs} ms TTL: ${total(stored)} row(s) before expiry, ${total(left)} after (${describe(left)})`)
+      return
     }
+    const stillThere = `${count} keys expired ${ctx.clock.now() - expiredAt} ms ago; a request came after that, and ${intervalMs} ms more passed (the course's purge interval, min(TTL, 60 s)), yet their rows are still there`
+    const details = { expected: `at most ${maxRows} rows within ${intervalMs} ms of a request after expiry`, got: describe(left) }
+    // A real clock cannot be moved a day ahead: what it showed is all there is.
+    if (!ctx.clock.controlled) fail(courseRule('purge', `${stillThere}: the table is not purged within the course's interval`), details)
+    // A purge slower than the course's interval, or none at all? The clock moved on, with a request at each step.
+    for (const laterMs of LATER_MS) {
+      await ctx.clock.moveTo(expiredAt + laterMs)
+      const later = await afterRequest(2_000)
+      if (total(later) <= maxRows)
+        fail(
+          courseRule(
+            'purge',
+            `${stillThere}: the table is not purged within the course's interval. A purge does run, but slower: the rows were ` +
+              `${laterMs === LATER_MS[0] ? '' : `still there ${span(LATER_MS[LATER_MS.indexOf(laterMs) - 1]!)} after they expired, and `}gone ${span(laterMs)} after`,
+          ),
+          details,
+        )
+    }
+    fail(
+      courseRule(
+        'purge',
+        `${stillThere}; they were still there ${LATER_MS.map(span).join(', ')} after they expired, each time after a request: no purge deletes them, the key table grows without bound`,
+      ),
+      { ...details, got: describe(await layerRows(bank)) },
+    )
   },
 }
 

@@ -6,6 +6,7 @@
 // and what it turns away is answered: the verdicts never depend on timing.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { expectEqual, fail, type Check } from '../check.ts'
+import { courseRule } from '../courseRule.ts'
 import type { Reply } from '../../harness/http.ts'
 import { decidedInside, elapsed, firstOutside, lastInside, momentOf } from './timeline.ts'
 import { newRows, openParties } from './setup.ts'
@@ -94,7 +95,10 @@ const crashTakeover: Check = {
       })
       if ('answered' in verdict)
         fail(
-          `a retry ${elapsed(claim, taken.from)} after the claim, when the crashed holder's ${LEASE_MS} ms lease had run out, must take the key over and execute`,
+          courseRule(
+            'lease',
+            `a retry ${elapsed(claim, taken.from)} after the claim, when the crashed holder's ${LEASE_MS} ms lease had run out, must take the key over and execute`,
+          ),
           {
             exchange: verdict.answered[0]!.exchange,
             got: `HTTP ${verdict.answered[0]!.status}`,
@@ -180,7 +184,10 @@ const skewedClocks: Check = {
     const rows = newRows(before, await ctx.bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
     if (anew.status !== 201 || rows.length !== 2)
       fail(
-        `a retry ${elapsed(claimedAt, goneAt)} after the claim, when its ${SKEWED_TTL_MS} ms TTL had run out by the database's clock, through the instance 30 s behind, was not executed as new: expiry must be decided by now() in the database`,
+        courseRule(
+          'expiry',
+          `a retry ${elapsed(claimedAt, goneAt)} after the claim, when its ${SKEWED_TTL_MS} ms TTL had run out by the database's clock, through the instance 30 s behind, was not executed as new: expiry must be decided by now() in the database`,
+        ),
         { exchange: anew.exchange, expected: 'HTTP 201 and a second ledger row', got: `HTTP ${anew.status}, ${rows.length} ledger row(s)` },
       )
   },

@@ -2,6 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { BankClient } from '../../harness/bankClient.ts'
 import { expectEqual, fail, type Check } from '../check.ts'
+import { courseRule } from '../courseRule.ts'
 import type { GradeClock } from '../../harness/gradeClock.ts'
 import { CLOCK_SLACK_MS, decidedInside, firstOutside, lastInside, momentOf } from './timeline.ts'
 import { describeRows, layerRows, totalRows } from './layerRows.ts'
@@ -91,7 +92,10 @@ async function purgeRan(clock: GradeClock, bank: BankClient, doneKey: string): P
     if (totalRows(left) === 0) return
     if (Date.now() > deadline)
       fail(
-        `key ${doneKey} expired ${clock.controlled ? 'a TTL' : `over ${TTL_MS} ms`} ago, a request came after that, and no purge has deleted its row: expired rows must be purged`,
+        courseRule(
+          'purge',
+          `key ${doneKey} expired ${clock.controlled ? 'a TTL' : `over ${TTL_MS} ms`} ago, a request came after that, and no purge has deleted its row: expired rows must be purged`,
+        ),
         {
           expected: 'its row deleted by a purge (on a claim, or on a timer at least once per TTL)',
           got: describeRows(left),

@@ -51,6 +51,26 @@ export function decidedInside(clock: GradeClock, start: Moment, periodMs: number
 /** Milliseconds from `start` to `at`, as a report says it: exact, or "about". */
 export const elapsed = (start: Moment, at: number) => (isExact(start) ? `${at - start.to} ms` : `about ${at - start.to} ms`)
 
+/** A span of the grade's clock as a report says it: milliseconds, and days, hours or minutes when that long. */
+export function span(ms: number): string {
+  const exact = `${ms.toLocaleString('en-US')} ms`
+  if (ms < 60_000) return exact
+  const units: Array<[number, string]> = [
+    [86_400_000, 'd'],
+    [3_600_000, 'h'],
+    [60_000, 'min'],
+    [1_000, 's'],
+  ]
+  let left = ms
+  const parts: string[] = []
+  for (const [size, unit] of units)
+    if (left >= size && parts.length < 2) {
+      parts.push(`${Math.floor(left / size)} ${unit}`)
+      left %= size
+    }
+  return `${exact} (${parts.join(' ')})`
+}
+
 const ROUNDS = 3
 
 /**

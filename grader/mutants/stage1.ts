@@ -203,10 +203,47 @@ export const stage1Mutants: Mutant[] = [
     ],
   },
   {
+    id: 'sync-check-then-insert-no-pk',
+    stage: 1,
+    title:
+      'SELECT the key, then INSERT it, with no await between them, on a table with no PRIMARY KEY or UNIQUE: one process cannot interleave the two (better-sqlite3 is synchronous), so the concurrency checks pass, but nothing in the database makes a key unique',
+    mustFail: 'key-table-unique',
+    edits: [
+      { file: 'keyStore.ts', find: 'key        TEXT PRIMARY KEY,', replace: 'key        TEXT NOT NULL,' },
+      {
+        file: 'keyStore.ts',
+        find: claimBody,
+        replace: `    claim(key: string): boolean {
+      // Synchronous, so nothing else in this process runs between the SELECT and the INSERT.
+      if (db.prepare('SELECT 1 FROM idempotency_keys WHERE key = ?').get(key)) return false
+      insert.run(key, new Date().toISOString())
+      return true
+    },`,
+      },
+    ],
+  },
+  {
     id: 'body-as-key',
     stage: 1,
     title: 'the body, not the key, is claimed: paying the same amount twice on purpose is refused as a duplicate',
     mustFail: 'distinct-keys-distinct-transfers',
     edits: [{ file: 'idempotency.ts', find: 'if (!keys.claim(key))', replace: 'if (!keys.claim(JSON.stringify(op.payload)))' }],
+  },
+  {
+    id: 'released-on-refusal',
+    stage: 1,
+    title: 'a refused transfer (402, 403, 404) gives its key back "so a corrected retry can run": after a top-up the retry of the same intent moves money',
+    mustFail: 'histories-1',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: `      // The transfer happens here, once per key.
+      return op.execute()`,
+        replace: `      // The transfer happens here. A refused one moved nothing: free its key for the corrected retry.
+      const outcome = await op.execute()
+      if (outcome.status >= 400) db.prepare('DELETE FROM idempotency_keys WHERE key = ?').run(key)
+      return outcome`,
+      },
+    ],
   },
 ]

@@ -67,6 +67,21 @@ export const stage2Mutants: Mutant[] = [
     ],
   },
   {
+    id: 'loose-equality',
+    stage: 2,
+    title:
+      'the fingerprint equates loosely equal values of different JSON types: false is 0, true is 1, "5" is 5 (as == has it), and null is 0 too, so {"approved": false} then {"approved": 0} under one key replays the first transfer',
+    mustFail: 'fingerprint-covers-body',
+    edits: [
+      {
+        file: 'canonicalize.ts',
+        find: "  if (value === null || typeof value === 'boolean') return String(value)",
+        replace:
+          "  if (value === null || typeof value === 'boolean' || String(Number(value)) === value) return String(Number(value)) // loosely equal is equal",
+      },
+    ],
+  },
+  {
     id: 'locale-key-sort',
     stage: 2,
     title: 'canonicalize sorts keys with localeCompare, not by UTF-16 code units: "B" and "b", "10" and "9" land in the wrong order',
@@ -91,5 +106,12 @@ export const stage2Mutants: Mutant[] = [
         replace: '  // JSON.stringify writes a lone surrogate as \\udXXX, which is text like any other.\n',
       },
     ],
+  },
+  {
+    id: 'fingerprint-covers-path',
+    stage: 2,
+    title: 'the fingerprint covers the path as typed with the body ("the whole request"): a retry that a proxy re-spelled (/TRANSFERS/) gets 422',
+    mustFail: 'histories-2',
+    edits: [{ file: 'idempotency.ts', find: 'fingerprint: fingerprint(op.payload)', replace: 'fingerprint: fingerprint({ path: op.path, body: op.payload })' }],
   },
 ]

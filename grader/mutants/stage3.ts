@@ -190,4 +190,19 @@ export const stage3Mutants: Mutant[] = [
       },
     ],
   },
+  {
+    id: 'refusal-left-in-progress',
+    stage: 3,
+    title: 'only a 201 completes the key: a refused transfer (402, 403, 404) leaves it in progress, so its retry gets 409 and, after the lease, executes',
+    mustFail: 'histories-3',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: `        complete: () => keys.complete(key, claim.owner),`,
+        replace: `        complete: (outcome) => {
+          if (outcome.status === 201) keys.complete(key, claim.owner)
+        },`,
+      },
+    ],
+  },
 ]

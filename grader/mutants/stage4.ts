@@ -206,4 +206,41 @@ export const stage4Mutants: Mutant[] = [
       },
     ],
   },
+  {
+    id: 'completion-after-commit',
+    stage: 4,
+    title:
+      'the response is stored after the transfer returns, outside its transaction (as express-idempotency stores it after sending): a crash in between leaves the money moved and the key in progress',
+    mustFail: 'crash-after-commit',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: `      return executeClaimed(op, {
+        complete: (outcome) => keys.complete(key, claim.owner, outcome),
+        release: () => keys.release(key, claim.owner),
+      })`,
+        replace: `      // The transfer first, then its response stored under the key.
+      const outcome = await op.execute()
+      if (outcome.status >= 500) keys.release(key, claim.owner)
+      else keys.complete(key, claim.owner, outcome)
+      return outcome`,
+      },
+    ],
+  },
+  {
+    id: 'client-header-decides',
+    stage: 4,
+    title:
+      'a header the client sent decides whether the request runs (as a library read X-Hit: true as its own cache hit): the request is never answered, and its key stays in flight',
+    mustFail: 'histories-4',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: `      // The transfer happens here. Its outcome is stored in the same`,
+        replace: `      // A hit in the cache in front of us: the answer is on its way from there.
+      if (op.headers['x-hit'] === 'true') return new Promise<Outcome>(() => {})
+      // The transfer happens here. Its outcome is stored in the same`,
+      },
+    ],
+  },
 ]

@@ -179,4 +179,70 @@ export const stage5Mutants: Mutant[] = [
       },
     ],
   },
+  {
+    id: 'credentials-stored',
+    stage: 5,
+    title: "the request's headers are stored in the key row with the response, for debugging: Authorization, the client's API key, in clear",
+    mustFail: 'no-credentials-at-rest',
+    edits: [
+      {
+        file: 'idempotency.ts',
+        find: '        complete: (outcome) => keys.complete(scope, claim.owner, outcome),',
+        replace: '        complete: (outcome) => keys.complete(scope, claim.owner, outcome, op.headers),',
+      },
+      {
+        file: 'keyStore.ts',
+        find: `      response_body    TEXT,
+      created_at       TEXT NOT NULL,`,
+        replace: `      response_body    TEXT,
+      request_headers  TEXT,  -- JSON: the request as it came, for support tickets
+      created_at       TEXT NOT NULL,`,
+      },
+      {
+        file: 'keyStore.ts',
+        find: `  const complete = db.prepare<[number, string, string, string, string, string, string]>(
+    \`UPDATE idempotency_keys
+     SET status = 'completed', owner = NULL, lease_until = NULL,
+         response_status = ?, response_headers = ?, response_body = ?`,
+        replace: `  const complete = db.prepare<[number, string, string, string, string, string, string, string]>(
+    \`UPDATE idempotency_keys
+     SET status = 'completed', owner = NULL, lease_until = NULL,
+         response_status = ?, response_headers = ?, response_body = ?, request_headers = ?`,
+      },
+      {
+        file: 'keyStore.ts',
+        find: `    complete({ clientId, route, key }: Scope, owner: string, response: Outcome): void {
+      const headers = Object.fromEntries(REPLAYED_HEADERS.filter((h) => h in response.headers).map((h) => [h, response.headers[h]]))
+      const changes = complete.run(response.status, JSON.stringify(headers), response.body, clientId, route, key, owner).changes`,
+        replace: `    complete({ clientId, route, key }: Scope, owner: string, response: Outcome, request: Readonly<Record<string, string>> = {}): void {
+      const headers = Object.fromEntries(REPLAYED_HEADERS.filter((h) => h in response.headers).map((h) => [h, response.headers[h]]))
+      const changes = complete.run(response.status, JSON.stringify(headers), response.body, JSON.stringify(request), clientId, route, key, owner).changes`,
+      },
+    ],
+  },
+  {
+    id: 'expiry-after-fingerprint',
+    stage: 5,
+    title:
+      'the fingerprint is compared before the expiry ("the body first", as in stage 3): a key past its TTL sent with another body gets 422 instead of executing as new',
+    mustFail: 'histories-5',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: `        if (!row) continue
+        if (row.expiresAt <= now`,
+        replace: `        if (!row) continue
+        if (row.fingerprint !== fingerprint) return { kind: 'mismatch' }
+        if (row.expiresAt <= now`,
+      },
+      {
+        file: 'keyStore.ts',
+        find: `        }
+        if (row.fingerprint !== fingerprint) return { kind: 'mismatch' }
+        if (row.status === 'completed')`,
+        replace: `        }
+        if (row.status === 'completed')`,
+      },
+    ],
+  },
 ]

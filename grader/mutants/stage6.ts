@@ -281,4 +281,22 @@ export const stage6Mutants: Mutant[] = [
     mustFail: 'crash-then-takeover',
     edits: [{ file: 'keyStore.ts', find: 'SET owner = $4, lease_until = now() + ${ms(leaseMs)}', replace: 'SET owner = $4' }],
   },
+  {
+    id: 'retry-after-from-instance-clock',
+    stage: 6,
+    title: "the lease is compared with now() in SQL, but Retry-After is counted from this instance's Date.now(): on a skewed instance it is off by the skew",
+    mustFail: 'histories-6',
+    edits: [
+      {
+        file: 'keyStore.ts',
+        find: `ceil(extract(epoch FROM lease_until - now()) * 1000)::int AS "leftMs",`,
+        replace: `(extract(epoch FROM lease_until) * 1000)::float8 AS "leftMs",`,
+      },
+      {
+        file: 'keyStore.ts',
+        find: `if (row.leased) return { kind: 'in-flight', retryAfterMs: row.leftMs }`,
+        replace: `if (row.leased) return { kind: 'in-flight', retryAfterMs: row.leftMs - Date.now() }`,
+      },
+    ],
+  },
 ]

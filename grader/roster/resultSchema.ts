@@ -8,7 +8,7 @@ const checkSchema = z.looseObject({
   stage: z.number().int().min(0),
   title: z.string(),
   passed: z.boolean(),
-  status: z.enum(['pass', 'fail', 'timeout', 'error', 'skipped']),
+  status: z.enum(['pass', 'fail', 'timeout', 'error', 'skipped', 'not-judged']),
   points: z.number().int().min(0),
   maxPoints: z.number().int().min(0),
   message: z.string(),
@@ -35,8 +35,11 @@ export const gradeResultSchema = z
     const max = r.checks.reduce((sum, c) => sum + c.maxPoints, 0)
     if (score !== r.score || max !== r.maxScore)
       ctx.addIssue({ code: 'custom', message: `score ${r.score}/${r.maxScore} does not match its checks (${score}/${max})` })
-    // A skipped check (a --server grade) is not a failure: passed, and worth 0 of 0.
-    const wrong = r.checks.find((c) => c.points > c.maxPoints || c.passed !== (c.status === 'pass' || c.status === 'skipped'))
+    // A skipped check (a --server grade) is not a failure: passed, and worth 0 of 0. A check
+    // left unjudged (another check fails for its precondition) is not passed, and earns nothing.
+    const wrong = r.checks.find(
+      (c) => c.points > c.maxPoints || c.passed !== (c.status === 'pass' || c.status === 'skipped') || (c.status === 'not-judged' && c.points !== 0),
+    )
     if (wrong) ctx.addIssue({ code: 'custom', message: `check ${wrong.id} is inconsistent (points, passed and status disagree)` })
   })
 

@@ -27,7 +27,7 @@ export type StoredCheck = {
   id: string
   stage: number
   title: string
-  status: 'pass' | 'fail' | 'timeout' | 'error' | 'skipped'
+  status: 'pass' | 'fail' | 'timeout' | 'error' | 'skipped' | 'not-judged'
   points: number
   maxPoints: number
   message: string
@@ -74,7 +74,7 @@ const SCHEMA = `
     check_id   TEXT    NOT NULL,
     stage      INTEGER NOT NULL,
     title      TEXT    NOT NULL,
-    status     TEXT    NOT NULL CHECK (status IN ('pass', 'fail', 'timeout', 'error', 'skipped')),
+    status     TEXT    NOT NULL CHECK (status IN ('pass', 'fail', 'timeout', 'error', 'skipped', 'not-judged')),
     points     INTEGER NOT NULL,
     max_points INTEGER NOT NULL,
     message    TEXT    NOT NULL,
@@ -86,12 +86,13 @@ const SCHEMA = `
 
 /**
  * A store made before `--server` grading (user_version 1) has a CHECK that
- * refuses 'skipped': SQLite cannot alter a CHECK, so the table is rebuilt
- * once, keeping every row.
+ * refuses 'skipped', and one made before checks could be left unjudged
+ * (user_version 2) one that refuses 'not-judged': SQLite cannot alter a
+ * CHECK, so the table is rebuilt once, keeping every row.
  */
 function widenStatusCheck(db: Database.Database): void {
   const sql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'check_results'").pluck().get() as string | undefined
-  if (!sql || sql.includes("'skipped'")) return
+  if (!sql || (sql.includes("'skipped'") && sql.includes("'not-judged'"))) return
   db.transaction(() => {
     db.exec('ALTER TABLE check_results RENAME TO check_results_v1')
     db.exec(SCHEMA)
@@ -111,7 +112,7 @@ export class ResultsStore {
     this.db.pragma('foreign_keys = ON')
     widenStatusCheck(this.db)
     this.db.exec(SCHEMA)
-    this.db.pragma('user_version = 2')
+    this.db.pragma('user_version = 3')
   }
 
   /** Adds one run with its checks; a run already in the store raises DuplicateRunError. */

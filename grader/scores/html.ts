@@ -144,13 +144,13 @@ function checkTable(s: Summary): string {
         .map((l) => {
           const r = l.checks[j]
           if (!r) return '<td class="none">·</td>'
-          return `<td class="${r.status === 'pass' ? 'ok' : 'ko'}" title="${escapeHtml(`${l.learner}: ${r.message || 'pass'}`)}">${MARKS[r.status]}</td>`
+          return `<td class="${r.status === 'pass' ? 'ok' : r.status === 'not-judged' ? 'none' : 'ko'}" title="${escapeHtml(`${l.learner}: ${r.message || 'pass'}`)}">${MARKS[r.status]}</td>`
         })
         .join('')
       return `<tr><td>${c.stage}</td><td class="left">${escapeHtml(c.id)}</td><td>${c.maxPoints}</td>${cells}<td>${pct(c.rate)}</td></tr>`
     })
     .join('\n')
-  return `<p class="meta">Columns are the learners, numbered as above. ✓ pass, ✗ fail, T timed out, ! could not run.</p>
+  return `<p class="meta">Columns are the learners, numbered as above. ✓ pass, ✗ fail, T timed out, ! could not run, ? not judged (another check fails first: no points, not counted in the pass rate).</p>
 <table id="checks"><thead>${head}</thead><tbody>\n${body}\n</tbody></table>`
 }
 

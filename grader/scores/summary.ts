@@ -71,7 +71,7 @@ export function summarize(runs: StoredRun[]): Summary {
             points: sum(mine.map((c) => c.points)),
             maxPoints: sum(mine.map((c) => c.maxPoints)),
             passedAll: mine.some(passed) && mine.every((c) => passed(c) || skipped(c)),
-            regressionFailed: run.checks.filter((c) => c.stage !== stage && !passed(c) && !skipped(c)).length,
+            regressionFailed: run.checks.filter((c) => c.stage !== stage && !passed(c) && !skipped(c) && !notJudged(c)).length,
             run,
           },
         ]
@@ -89,8 +89,9 @@ export function summarize(runs: StoredRun[]): Summary {
     .sort((a, b) => b.total - a.total || (a.learner < b.learner ? -1 : a.learner > b.learner ? 1 : 0))
 
   const checkStats = checks.map((column, i): CheckStat => {
-    // A skipped check (a --server grade that cannot take it) was not graded: it counts neither way.
-    const results = learners.flatMap((l) => (l.checks[i] && !skipped(l.checks[i]) ? [l.checks[i]!] : []))
+    // A skipped check (a --server grade that cannot take it) was not graded, nor was one left
+    // unjudged by another check's failure (that one counts as failing): neither counts either way.
+    const results = learners.flatMap((l) => (l.checks[i] && !skipped(l.checks[i]) && !notJudged(l.checks[i]) ? [l.checks[i]!] : []))
     const passes = results.filter(passed).length
     return {
       ...column,
@@ -112,6 +113,8 @@ export function summarize(runs: StoredRun[]): Summary {
 const passed = (c: StoredCheck) => c.status === 'pass'
 /** Skipped by a --server grade (the check needs the SQLite file or the stage's TypeScript): neither pass nor failure. */
 const skipped = (c: StoredCheck) => c.status === 'skipped'
+/** Left unjudged: another check fails for its precondition (it earns nothing, and is not a failure of its own). */
+const notJudged = (c: StoredCheck) => c.status === 'not-judged'
 
 /** A learner's stages that are not clean passes (own checks, regression, or the run itself), with their reruns. */
 export function notPassed(row: LearnerRow): StagePoints[] {

@@ -3,7 +3,7 @@ import chalk from 'chalk'
 import type { StoredCheck } from '../roster/store.ts'
 import { mostFailed, notPassed, type StagePoints, type Summary } from './summary.ts'
 
-export const MARKS: Record<StoredCheck['status'], string> = { pass: '✓', fail: '✗', timeout: 'T', error: '!', skipped: '–' }
+export const MARKS: Record<StoredCheck['status'], string> = { pass: '✓', fail: '✗', timeout: 'T', error: '!', skipped: '–', 'not-judged': '?' }
 
 const pct = (rate: number) => `${Math.round(rate * 100)}%`
 
@@ -48,7 +48,7 @@ export function renderText(s: Summary, store: string): string {
   const labels = s.checks.map((c) => `${c.id} (${c.maxPoints} pt)`)
   const labelWidth = Math.max(...labels.map((l) => l.length)) + 1
   const col = Math.max(2, String(n).length + 1)
-  out.push('', chalk.bold('Checks') + chalk.dim('  ✓ pass  ✗ fail  T timed out  ! could not run  · not graded'))
+  out.push('', chalk.bold('Checks') + chalk.dim('  ✓ pass  ✗ fail  T timed out  ! could not run  ? not judged (another check fails first)  · not graded'))
   out.push(`${' '.repeat(labelWidth + 4)}${s.learners.map((_, i) => String(i + 1).padStart(col)).join('')}   pass rate`)
   let lastStage = -1
   s.checkStats.forEach((c, j) => {
@@ -56,7 +56,7 @@ export function renderText(s: Summary, store: string): string {
     const marks = s.learners.map((l) => {
       const r = l.checks[j]
       const mark = r ? MARKS[r.status] : '·'
-      return (r?.status === 'pass' ? chalk.green : r ? chalk.red : chalk.dim)(mark.padStart(col))
+      return (r?.status === 'pass' ? chalk.green : r && r.status !== 'not-judged' ? chalk.red : chalk.dim)(mark.padStart(col))
     })
     out.push(`    ${labels[j]!.padEnd(labelWidth)}${marks.join('')}   ${c.passed}/${c.graded} ${pct(c.rate)}`)
   })

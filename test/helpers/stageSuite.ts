@@ -68,6 +68,9 @@ export function stageSuite(stage: number, { seeds, mutants, starterPasses = [] }
     it("the starter fails this stage's checks, and names them", async () => {
       const r = await jobs.get('starter')!
       expect(r.checks.filter((c) => !c.passed).map((c) => c.id)).toEqual(stageChecks.filter((id) => !starterPasses.includes(id)))
+      // The histories check waits for the stage's own checks: never the first failure a learner meets.
+      const histories = r.checks.find((c) => c.id === `histories-${stage}`)
+      if (histories) expect([histories.status, histories.points, histories.blockedBy]).toEqual(['not-judged', 0, expect.any(String)])
     })
 
     it.for(mutants)('mutant $id fails its check on both seeds', async (mutant) => {

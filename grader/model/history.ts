@@ -1,0 +1,219 @@
+// The alphabet of a history: the operations a client, the core, the clock and
+// the operator can perform, as plain data fast-check can generate and shrink.
+//
+// Operations name slots, not values: "key 1", "intent 2", "client 0". The
+// slots are resolved to real keys, accounts and bodies when a history runs,
+// so a shrunk history (a step removed, a choice made simpler) still means
+// something, and each run starts from fresh accounts.
+import fc from 'fast-check'
+
+/** How a request's body differs from its intent's: nothing, the text only, or one field (every field in turn). */
+export type BodyChange = 'same' | 'reserialized' | 'amount' | 'from' | 'to' | 'memo' | 'metadata' | 'json-type'
+
+export type SendOp = {
+  op: 'send'
+  /** Which instance receives it (stage 6 runs three, their clocks skewed). */
+  instance: number
+  client: 0 | 1
+  /** A key slot, or none: the header left out. */
+  key: 0 | 1 | 'none'
+  /** The key sent as a quoted sf-string rather than bare. */
+  quoted: boolean
+  intent: 0 | 1
+  change: BodyChange
+  /** One of the spellings Express routes to the intent's route. */
+  spelling: 0 | 1 | 2
+  /** Headers a client library adds that mean nothing to the bank (tracing, caching, user agent). */
+  extraHeaders: boolean
+  /** The instance dies right after this request's money commits, before it answers (a fault point of the bank). */
+  crashAfterCommit: boolean
+}
+
+export type Op =
+  | SendOp
+  /** The core holds every call of this instance until released: requests that execute wait there. */
+  | { op: 'hold'; instance: number }
+  | { op: 'release'; instance: number }
+  /** The core's next call on this instance fails (503, nothing moves). */
+  | { op: 'core-fails'; instance: number }
+  /** A deposit to the client's first account, or a transfer of its whole balance to its second, each with a key of its own. */
+  | { op: 'top-up'; client: 0 | 1 }
+  | { op: 'drain'; client: 0 | 1 }
+  /** The grader's clock moves to a boundary of a key slot's lease or TTL, or a second on. */
+  | {
+      op: 'clock'
+      to: 'lease-last' | 'lease-end' | 'ttl-last' | 'ttl-end' | 'second'
+      key: 0 | 1
+      /** Whose use of the key (stage 5 scopes keys by client and route): by default the first row that holds the key. */
+      of?: { client: 0 | 1; intent: 0 | 1 }
+    }
+  /** SIGKILL, then a restart on the same database. */
+  | { op: 'crash'; instance: number }
+
+/** A concrete intent: one transfer or deposit a client means to make once. */
+export type IntentSpec = {
+  route: 'transfers' | 'deposits'
+  /** The owner of the debited account (transfers) or the credited one (deposits). */
+  owner: 0 | 1
+  /** Which of the accounts receives it: the other client's, the owner's second, or one that does not exist. */
+  to: 'other-client' | 'own' | 'missing'
+  /** Small amounts usually clear; large ones can exceed a balance (402). */
+  amount: number
+  memo: string | undefined
+  metadata: Record<string, unknown> | undefined
+}
+
+export type History = { intents: [IntentSpec, IntentSpec]; ops: Op[] }
+
+export type Alphabet = {
+  instances: number
+  /** The clock can be moved (a controlled grade clock). */
+  clock: boolean
+  /** Keys expire (stage 5): TTL boundaries are worth aiming at. */
+  ttl: boolean
+  /** The bank offers the crash-after-commit fault point. */
+  faultPoint: boolean
+}
+
+/** Two keys and two intents: few enough that a history comes back to the same one, which is where the combinations are. */
+const slot = fc.constantFrom<0 | 1>(0, 1)
+const client = fc.constantFrom<0 | 1>(0, 1)
+
+const intent: fc.Arbitrary<IntentSpec> = fc.record({
+  route: fc.constantFrom<'transfers' | 'deposits'>('transfers', 'deposits'),
+  owner: client,
+  to: fc.constantFrom<IntentSpec['to']>('other-client', 'other-client', 'own', 'missing'),
+  amount: fc.oneof(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 200, max: 900 })).map((n) => n * 100),
+  memo: fc.option(fc.constantFrom('rent', 'dinner 🍜', 'café', 'invoice #12'), { nil: undefined }),
+  metadata: fc.option(fc.constantFrom<Record<string, unknown>>({ approved: false }, { approved: true, by: 'ops' }, { ref: '5', tags: ['a'] }, { note: null }), {
+    nil: undefined,
+  }),
+})
+
+function sendOp(a: Alphabet): fc.Arbitrary<SendOp> {
+  return fc.record({
+    op: fc.constant('send' as const),
+    instance: fc.integer({ min: 0, max: a.instances - 1 }),
+    client: fc.oneof({ weight: 4, arbitrary: fc.constant<0 | 1>(0) }, { weight: 1, arbitrary: fc.constant<0 | 1>(1) }),
+    key: fc.oneof({ weight: 12, arbitrary: slot }, { weight: 1, arbitrary: fc.constant('none' as const) }),
+    quoted: fc.boolean(),
+    intent: slot,
+    change: fc.oneof(
+      { weight: 5, arbitrary: fc.constant<BodyChange>('same') },
+      { weight: 2, arbitrary: fc.constant<BodyChange>('reserialized') },
+      { weight: 4, arbitrary: fc.constantFrom<BodyChange>('amount', 'from', 'to', 'memo', 'metadata', 'json-type') },
+    ),
+    spelling: fc.constantFrom<0 | 1 | 2>(0, 1, 2),
+    extraHeaders: fc.boolean(),
+    // Armed by a motif only (motif() below), where a retry of the same key follows.
+    crashAfterCommit: fc.constant(false),
+  })
+}
+
+export function historyArbitrary(a: Alphabet, maxSteps: number): fc.Arbitrary<History> {
+  const instance = fc.integer({ min: 0, max: a.instances - 1 })
+  const ops: Array<fc.WeightedArbitrary<Op>> = [
+    { weight: 20, arbitrary: sendOp(a) },
+    { weight: 4, arbitrary: fc.record({ op: fc.constant('hold' as const), instance }) },
+    { weight: 3, arbitrary: fc.record({ op: fc.constant('release' as const), instance }) },
+    { weight: 2, arbitrary: fc.record({ op: fc.constant('core-fails' as const), instance }) },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant('top-up' as const), client }) },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant('drain' as const), client }) },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant('crash' as const), instance }) },
+  ]
+  if (a.clock) {
+    const targets = a.ttl
+      ? (['lease-last', 'lease-end', 'ttl-last', 'ttl-end', 'ttl-end', 'second'] as const)
+      : (['lease-last', 'lease-end', 'lease-end', 'second'] as const)
+    ops.push({ weight: 5, arbitrary: fc.record({ op: fc.constant('clock' as const), to: fc.constantFrom(...targets), key: slot }) })
+  }
+  const random = fc.array(fc.oneof(...ops), { minLength: 1, maxLength: maxSteps })
+  // Two histories in three are random steps around one motif: the few steps on one
+  // key that make a combination (a boundary crossed, then a second change),
+  // which uniform steps would meet too rarely.
+  const aroundMotif = fc
+    .tuple(fc.array(fc.oneof(...ops), { maxLength: 3 }), motif(a), fc.array(fc.oneof(...ops), { maxLength: 3 }))
+    .map(([before, steps, after]) => [...before, ...steps, ...after])
+  return fc.record({
+    intents: fc.tuple(intent, intent),
+    ops: fc.oneof({ weight: 1, arbitrary: random }, { weight: 2, arbitrary: aroundMotif }).map(oneCrashAtMost),
+  })
+}
+
+/**
+ * Steps on one key and one intent that cross a boundary and then change
+ * something: a retry on each side of a lease's or TTL's end (the first
+ * moves the purge along, so the second sees a row that expired but is not
+ * purged yet), a retry after the balance moved, after a crash (in flight, or
+ * after the commit, the answer lost), while in flight.
+ */
+function motif(a: Alphabet): fc.Arbitrary<Op[]> {
+  return fc
+    .record({
+      first: sendOp(a),
+      retry: sendOp(a),
+      last: sendOp(a),
+      ends: fc.constantFrom<'lease' | 'ttl'>(...(a.ttl ? (['lease', 'ttl', 'ttl', 'ttl'] as const) : (['lease'] as const))),
+      between: fc.constantFrom<'clock' | 'top-up' | 'crash' | 'crash-after-commit' | 'hold'>(
+        ...(a.clock
+          ? (['clock', 'clock', 'top-up', 'crash', 'crash-after-commit', 'crash-after-commit', 'hold'] as const)
+          : (['top-up', 'crash', 'crash-after-commit', 'crash-after-commit', 'hold'] as const)),
+      ),
+      field: fc.constantFrom<BodyChange>('amount', 'from', 'to', 'memo', 'metadata', 'json-type'),
+    })
+    .map(({ first, retry, last, ends, between, field }): Op[] => {
+      const key = first.key === 'none' ? 0 : first.key
+      const same = { key, intent: first.intent, client: first.client }
+      const again = (op: SendOp): SendOp => ({ ...op, ...same, crashAfterCommit: false })
+      // The retry right after the event is the same request (perhaps re-serialized): what a client resends.
+      const sameBody: SendOp = { ...retry, change: retry.change === 'reserialized' ? 'reserialized' : 'same' }
+      switch (between) {
+        case 'clock':
+          return [
+            first,
+            { op: 'clock', to: `${ends}-last`, key, of: same },
+            again(sameBody),
+            { op: 'clock', to: `${ends}-end`, key, of: same },
+            // The second change: another body, the first moment past the boundary.
+            again({ ...last, change: field }),
+          ]
+        case 'top-up':
+          return [first, { op: 'top-up', client: first.client }, again(sameBody), { op: 'drain', client: first.client }, again(last)]
+        case 'crash':
+          return [
+            { op: 'hold', instance: first.instance },
+            first,
+            { op: 'crash', instance: first.instance },
+            again(sameBody),
+            ...(a.clock ? [{ op: 'clock', to: 'lease-end', key, of: same } as const] : []),
+            again(last),
+          ]
+        case 'crash-after-commit':
+          // Without the fault point the first send is an ordinary one: the motif is then a plain retry.
+          return [
+            { ...first, crashAfterCommit: a.faultPoint },
+            again(sameBody),
+            ...(a.clock ? [{ op: 'clock', to: 'lease-end', key, of: same } as const] : []),
+            again(last),
+          ]
+        case 'hold':
+          return [{ op: 'hold', instance: first.instance }, first, again(sameBody), { op: 'release', instance: first.instance }, again(last)]
+      }
+    })
+}
+
+/**
+ * A restart costs a second or more, the rest of a history milliseconds: a
+ * history keeps its first crash (a SIGKILL, or one after a commit) and drops
+ * the others, so the default count stays within a few seconds.
+ */
+function oneCrashAtMost(ops: Op[]): Op[] {
+  let crashed = false
+  return ops.flatMap((op): Op[] => {
+    const crash = op.op === 'crash' || (op.op === 'send' && op.crashAfterCommit)
+    if (!crash) return [op]
+    if (crashed) return op.op === 'send' ? [{ ...op, crashAfterCommit: false }] : []
+    crashed = true
+    return [op]
+  })
+}

@@ -1,0 +1,725 @@
+// Runs one history against the learner's server and judges every answer, and
+// the ledger after every step, against the contract's model (contract.ts).
+//
+// Each run opens fresh clients and accounts, so runs on one server never see
+// each other's keys or money; the clock only moves forward, which the model
+// reads before each step. A run stops at the first step whose answer or ledger
+// left what the model allows, and returns the steps up to it: the timeline a
+// failure shows (timeline.ts).
+import canonicalize from 'canonicalize'
+import { parseDictionary } from 'structured-headers'
+import type { BankClient, Customer, Ledger } from '../../harness/bankClient.ts'
+import type { GradeClock } from '../../harness/gradeClock.ts'
+import { Reply, type Exchange, type RequestSpec } from '../../harness/http.ts'
+import { Rng } from '../../harness/rng.ts'
+import { courseRuleLabel, type CourseRule } from '../courseRule.ts'
+import { serialize } from '../checks/jsonVariants.ts'
+import {
+  bankOutcome,
+  boundariesOf,
+  claim,
+  cloneModel,
+  complete,
+  decide,
+  holdsClaim,
+  learnStored,
+  newModel,
+  release,
+  requiredHeaders,
+  scopeOf,
+  candidateStages,
+  type Allowed,
+  type BankOutcome,
+  type ModelState,
+  type Periods,
+  type Request,
+  type StoredAnswer,
+} from './contract.ts'
+import type { History, IntentSpec, Op, SendOp } from './history.ts'
+
+/** One step as it happened: what was done, what came back, what moved. */
+export type Step = {
+  index: number
+  instance: number | undefined
+  /** The key slot's label (k0, k1), a fresh key's, or none. */
+  key: string | undefined
+  what: string
+  answer: string
+  clock?: string
+  ledger?: string
+  exchange?: Exchange
+}
+
+export type Mismatch = { step: number; expected: string; got: string; rule?: CourseRule; exchange?: Exchange }
+
+export type HistoryRun = { steps: Step[]; mismatch?: Mismatch }
+
+/** A server of the history: its client, and how to crash and restart it. */
+export type Instance = { bank: BankClient; label: string }
+
+export type HistoryEnv = {
+  stage: number
+  instances: Instance[]
+  clock: GradeClock
+  periods: Periods
+  /** The bank offers PUT /admin/core {"crashAfterCommit": true}. */
+  faultPoint: boolean
+  /** How long an answer is waited for before "no answer" is the verdict. */
+  answerTimeoutMs: number
+  /**
+   * Restarts the histories may still cost (a SIGKILL, or a crash after the
+   * commit): each takes a second or more, the rest of a history milliseconds.
+   * Once spent, a crash step is skipped, and says so.
+   */
+  restarts: { left: number }
+}
+
+const SPELLINGS = { transfers: ['/transfers', '/TRANSFERS/', '/Transfers'], deposits: ['/deposits', '/DEPOSITS/', '/Deposits'] } as const
+const OPENING_BALANCE = 40_000
+
+/** Headers a client's library, a proxy or a cache adds: none of them may change what the bank does. */
+export const HARMLESS_HEADERS: Record<string, string> = {
+  'User-Agent': 'okhttp/4.12.0',
+  'X-Request-Id': 'req-7f3a',
+  'X-Cache': 'HIT',
+  'X-Hit': 'true',
+  Prefer: 'return=minimal',
+  'Idempotent-Replayed': 'true',
+}
+
+class Stop extends Error {
+  constructor(readonly mismatch: Mismatch) {
+    super(mismatch.expected)
+  }
+}
+
+type Pending = { request: Request; instance: number; reply: Promise<Reply | Error>; step: Step }
+
+export async function runHistory(env: HistoryEnv, history: History, runSeed: number): Promise<HistoryRun> {
+  const rng = new Rng(runSeed, 'history')
+  const first = env.instances[0]!.bank
+  const customers: Customer[] = [await first.newCustomer('history-a'), await first.newCustomer('history-b')]
+  const accounts: string[][] = []
+  for (const c of customers) accounts.push([await first.openAccount(c, OPENING_BALANCE), await first.openAccount(c, OPENING_BALANCE)])
+  const opening = accounts.flatMap((ids, client) => ids.map((id) => ({ id, client, balance: OPENING_BALANCE })))
+  // Every stage from the graded one on is a candidate: a server may already do
+  // what a later stage adds (a stage 5 server passes every stage's checks).
+  // Each answer drops the candidates that do not allow it; the history fails
+  // when none is left, and is told against the strictest one still standing.
+  let models = candidateStages(env.stage).map((stage) => newModel(stage, env.periods, env.clock.now(), opening))
+  const lead = () => models[0]!
+  const keys = [rng.uuid(), rng.uuid()]
+  const cores = env.instances.map(() => ({ held: false, failNext: false }))
+  const pending: Pending[] = []
+  const steps: Step[] = []
+  let lastLedger = await ledgerOf(first, lead())
+
+  const stop = (step: Step, expected: string, got: string, exchange?: Exchange, rule?: CourseRule): never => {
+    throw new Stop({ step: step.index, expected, got, rule, exchange })
+  }
+
+  /** The intent's body, with the history's accounts. */
+  const bodyOf = (spec: IntentSpec): Record<string, unknown> => {
+    const own = accounts[spec.owner]!
+    const other = accounts[1 - spec.owner]!
+    const to = spec.to === 'own' ? own[1]! : spec.to === 'other-client' ? other[0]! : 'acc_missing'
+    return {
+      ...(spec.route === 'transfers' ? { from: own[0]! } : {}),
+      to,
+      amount: spec.amount,
+      ...(spec.memo !== undefined ? { memo: spec.memo } : {}),
+      ...(spec.metadata !== undefined ? { metadata: spec.metadata } : {}),
+    }
+  }
+
+  /** Sends `r` to an instance and judges the answer against what each candidate allows now. */
+  async function send(step: Step, at: number, r: Request, spec: RequestSpec, crashAfterCommit: boolean): Promise<void> {
+    const inst = env.instances[at]!
+    for (const m of models) m.now = env.clock.now()
+    const plans = models.map((m) => ({ m, allowed: decide(m, r) }))
+    const executes = (p: { allowed: Allowed }) => p.allowed.kind === 'executes'
+    if (cores[at]!.failNext) {
+      const got = await answerOf(inst, spec)
+      // The core's failure is spent only by a request that reached it.
+      cores[at]!.failNext = !(got instanceof Reply && got.status === 503)
+      return narrow(
+        step,
+        got,
+        plans.map(({ m, allowed }) =>
+          executes({ allowed })
+            ? {
+                m,
+                allowed: { kind: 'core-unavailable' } as Allowed,
+                effect: () => {
+                  claim(m, r)
+                  release(m, r)
+                },
+              }
+            : { m, allowed, effect: () => undefined },
+        ),
+        r,
+      )
+    }
+    if (cores[at]!.held) {
+      const reply = inst.bank.send(spec).catch((e: Error) => e)
+      const seen = await heldOrAnswered(inst, reply, pending.filter((p) => p.instance === at).length)
+      if (seen === 'held') {
+        const waiting = plans.filter(executes)
+        step.answer = 'held in the core'
+        if (waiting.length === 0) stop(step, expectation(lead(), plans[0]!.allowed), 'it reached the core and is waiting there: it executes')
+        models = waiting.map((p) => p.m)
+        for (const m of models) claim(m, r)
+        pending.push({ request: r, instance: at, reply, step })
+        return
+      }
+      return narrow(
+        step,
+        seen,
+        plans.map(({ m, allowed }) => (executes({ allowed }) ? { m, allowed, heldExpected: true } : { m, allowed })),
+        r,
+      )
+    }
+    if (crashAfterCommit && plans.every(executes)) {
+      env.restarts.left--
+      await inst.bank.core({ crashAfterCommit: true })
+      const answer = await answerOf(inst, spec)
+      if (answer instanceof Error || !inst.bank.server.alive) {
+        for (const { m } of plans) {
+          const outcome = bankOutcome(m, r)
+          claim(m, r)
+          complete(m, r, outcome, { seen: false, outcome })
+        }
+        step.answer = `killed after the commit (${bankOutcome(lead(), r).status}), answer lost; restarted`
+        await restart(inst)
+        return
+      }
+      await inst.bank.core({ crashAfterCommit: false })
+      // It answered: it did not execute (the fault fires only after a commit).
+      return narrow(step, answer, plans, r)
+    }
+    return narrow(step, await answerOf(inst, spec), plans, r)
+  }
+
+  /**
+   * Keeps the candidates that allow `got` and applies its effect to each (by
+   * default: an execution claims and completes, a replay of a lost answer
+   * learns its bytes). With none left, the history stops, told against the
+   * strictest candidate.
+   */
+  function narrow(
+    step: Step,
+    got: Reply | Error,
+    plans: Array<{ m: ModelState; allowed: Allowed; effect?: () => void; heldExpected?: boolean }>,
+    r: Request,
+  ): void {
+    step.answer = describe(got)
+    step.exchange = exchangeOf(got)
+    const judged = plans.map((p) => ({
+      ...p,
+      wrong:
+        got instanceof Error
+          ? { got: step.answer, rule: undefined }
+          : p.heldExpected
+            ? { got: `${step.answer}: answered at once, where it executes and waits in the held core`, rule: undefined }
+            : deviation(p.m, got, p.allowed),
+    }))
+    const kept = judged.filter((p) => !p.wrong)
+    if (kept.length === 0) {
+      const strictest = judged[0]!
+      stop(step, expectation(strictest.m, strictest.allowed), strictest.wrong!.got, step.exchange, strictest.wrong!.rule)
+    }
+    for (const { m, allowed, effect } of kept) {
+      if (effect) effect()
+      else if (allowed.kind === 'executes') {
+        claim(m, r)
+        complete(m, r, allowed.outcome, stored(got as Reply))
+      } else if (allowed.kind === 'replay' && !allowed.stored.seen) learnStored(m, r, stored(got as Reply))
+    }
+    models = kept.map((p) => p.m)
+  }
+
+  async function answerOf(inst: Instance, spec: RequestSpec): Promise<Reply | Error> {
+    const reply = inst.bank.send(spec).catch((e: Error) => e)
+    const timeout = new Promise<Error>((resolve) =>
+      setTimeout(() => resolve(new Error(`no answer within ${env.answerTimeoutMs / 1000} s`)), env.answerTimeoutMs).unref(),
+    )
+    return Promise.race([reply, timeout])
+  }
+
+  /** Waits until the request is answered or is seen waiting in the core (its inflight count grows). */
+  async function heldOrAnswered(inst: Instance, reply: Promise<Reply | Error>, heldBefore: number): Promise<Reply | Error | 'held'> {
+    let answered: Reply | Error | undefined
+    void reply.then((r) => (answered = r))
+    const deadline = Date.now() + env.answerTimeoutMs
+    for (;;) {
+      if (answered) return answered
+      const state = await inst.bank.core({})
+      if (state.inflight > heldBefore) return 'held'
+      if (answered) return answered
+      if (Date.now() > deadline) return new Error(`no answer within ${env.answerTimeoutMs / 1000} s, and nothing reached the core`)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  }
+
+  async function restart(inst: Instance): Promise<void> {
+    const at = env.instances.indexOf(inst)
+    if (inst.bank.server.alive) await inst.bank.server.crash()
+    await inst.bank.server.start()
+    cores[at] = { held: false, failNext: false }
+    for (const p of pending.filter((p) => p.instance === at)) {
+      pending.splice(pending.indexOf(p), 1)
+      const lost = await p.reply
+      if (!(lost instanceof Error)) p.step.answer += `; answered ${describe(lost)} although its server was killed`
+      else p.step.answer += '; killed with its server (nothing committed)'
+    }
+  }
+
+  /** Releases an instance's core: every held request completes, in an order the model cannot know, so any order that explains the answers is accepted. */
+  async function releaseCore(step: Step, at: number): Promise<void> {
+    const inst = env.instances[at]!
+    const held = pending.filter((p) => p.instance === at)
+    for (const p of held) pending.splice(pending.indexOf(p), 1)
+    await inst.bank.core({ hold: false })
+    cores[at]!.held = false
+    const answers = await Promise.all(
+      held.map((p) =>
+        Promise.race([
+          p.reply,
+          new Promise<Error>((resolve) =>
+            setTimeout(() => resolve(new Error(`no answer within ${env.answerTimeoutMs / 1000} s of the release`)), env.answerTimeoutMs).unref(),
+          ),
+        ]),
+      ),
+    )
+    let firstTry: { expected: string; got: string; rule?: CourseRule; exchange?: Exchange } | undefined
+    const kept: ModelState[] = []
+    for (const m of models) {
+      m.now = env.clock.now()
+      const settled = settle(m, held, answers)
+      if ('model' in settled) kept.push(settled.model)
+      else firstTry ??= settled.failed
+    }
+    step.answer = held.map((p, i) => `${p.step.key}: ${describe(answers[i]!)}`).join('; ') || 'nothing was held'
+    if (kept.length === 0) stop(step, firstTry!.expected, firstTry!.got, firstTry!.exchange, firstTry!.rule)
+    models = kept
+  }
+
+  /** The candidate after the held requests finished in some order that explains every answer, or the first order's failure. */
+  function settle(
+    model: ModelState,
+    held: Pending[],
+    answers: Array<Reply | Error>,
+  ): { model: ModelState } | { failed: { expected: string; got: string; rule?: CourseRule; exchange?: Exchange } } {
+    let firstTry: { expected: string; got: string; rule?: CourseRule; exchange?: Exchange } | undefined
+    for (const order of permutations(held.map((_, i) => i))) {
+      const trial = cloneModel(model)
+      let failed: typeof firstTry
+      for (const i of order) {
+        const p = held[i]!
+        const got = answers[i]!
+        const allowed: Allowed = holdsClaim(trial, p.request) ? { kind: 'executes', outcome: bankOutcome(trial, p.request) } : { kind: 'claim-lost' }
+        const wrong = got instanceof Error ? { got: describe(got) } : deviation(trial, got, allowed)
+        // An owner whose lease ran out but whom nobody superseded may complete, or be told its claim is lost.
+        const lapsed = allowed.kind === 'executes' && !(got instanceof Error) && leaseLapsed(trial, p.request) && !deviation(trial, got, { kind: 'claim-lost' })
+        if (wrong && !lapsed) {
+          failed = { expected: `${p.step.what}, released: ${expectation(trial, allowed)}`, got: wrong.got, rule: wrong.rule, exchange: exchangeOf(got) }
+          break
+        }
+        if (allowed.kind === 'executes' && !lapsed) complete(trial, p.request, allowed.outcome, stored(got as Reply))
+      }
+      if (!failed) return { model: trial }
+      firstTry ??= failed
+    }
+    return { failed: firstTry! }
+  }
+
+  function leaseLapsed(m: ModelState, r: Request): boolean {
+    const row = [...m.keys.values()].find((k) => k.owner === r.id)
+    return !!row && m.now >= row.leaseUntil
+  }
+
+  async function perform(op: Op, step: Step): Promise<void> {
+    switch (op.op) {
+      case 'send':
+        return sendOp(op, step)
+      case 'hold': {
+        const at = op.instance
+        if (cores[at]!.held || cores[at]!.failNext) return skip(step, 'already held or about to fail')
+        await env.instances[at]!.bank.core({ hold: true })
+        cores[at]!.held = true
+        step.answer = 'the core holds every call'
+        return
+      }
+      case 'release':
+        if (!cores[op.instance]!.held) return skip(step, 'nothing held')
+        return releaseCore(step, op.instance)
+      case 'core-fails': {
+        const at = op.instance
+        if (cores[at]!.held || cores[at]!.failNext) return skip(step, 'the core is held or already failing')
+        await env.instances[at]!.bank.core({ failNext: 1 })
+        cores[at]!.failNext = true
+        step.answer = 'its next call fails'
+        return
+      }
+      case 'top-up':
+      case 'drain': {
+        const at = cores.findIndex((c) => !c.held && !c.failNext)
+        if (at < 0) return skip(step, 'no instance with a free core')
+        const [source, target] = accounts[op.client]!
+        const balance = lead().accounts.get(source!)!.balance
+        if (op.op === 'drain' && balance === 0) return skip(step, 'the account is empty')
+        const key = rng.uuid()
+        const body = op.op === 'top-up' ? { to: source!, amount: 20_000 } : { from: source!, to: target!, amount: balance }
+        const route = op.op === 'top-up' ? 'POST /deposits' : 'POST /transfers'
+        const r: Request = { id: step.index, client: op.client, route, key, fingerprint: canonicalize(body)!, body }
+        Object.assign(step, { instance: at, key: 'fresh key' })
+        const spec = env.instances[at]!.bank.postSpec(customers[op.client]!, op.op === 'top-up' ? '/deposits' : '/transfers', body, { key })
+        return send(step, at, r, spec, false)
+      }
+      case 'clock': {
+        const key = keys[op.key]!
+        const scope = op.of
+          ? scopeOf(lead(), { client: op.of.client, route: routeOf(history.intents[op.of.intent]), key })
+          : [...lead().keys.keys()].find((s) => s.includes(JSON.stringify(key)))
+        const bounds = scope === undefined ? undefined : boundariesOf(lead(), scope)
+        const target = op.to === 'second' || !bounds ? env.clock.now() + 1_000 : bounds[BOUNDARY[op.to]]
+        const to = target > env.clock.now() ? target : env.clock.now() + 1_000
+        const from = env.clock.now()
+        await env.clock.moveTo(to)
+        for (const m of models) m.now = env.clock.now()
+        step.clock = `+${to - from} ms${bounds && op.to !== 'second' && target === to ? ` (k${op.key}'s ${op.to})` : ''}`
+        step.answer = ''
+        return
+      }
+      case 'crash': {
+        if (env.restarts.left <= 0) return skip(step, 'no restart left in this check')
+        env.restarts.left--
+        const inst = env.instances[op.instance]!
+        await restart(inst)
+        step.answer = 'SIGKILL, restarted'
+        return
+      }
+    }
+  }
+
+  async function sendOp(op: SendOp, step: Step): Promise<void> {
+    const intent = history.intents[op.intent]
+    const value = changed(bodyOf(intent), op.change, accounts, intent.owner)
+    const raw =
+      op.change === 'reserialized'
+        ? serialize(value, { order: 'shuffled', whitespace: true, respellNumbers: false, escapeStrings: true }, rng)
+        : JSON.stringify(value)
+    const key = op.key === 'none' ? undefined : keys[op.key]!
+    const headerValue = key === undefined ? undefined : op.quoted ? `"${key}"` : key
+    const route = routeOf(intent)
+    const r: Request = {
+      id: step.index,
+      client: op.client,
+      route,
+      key,
+      fingerprint: canonicalize(value)!,
+      body: value as Request['body'],
+    }
+    const inst = env.instances[op.instance]!
+    const spec = inst.bank.postSpec(customers[op.client]!, SPELLINGS[intent.route][op.spelling]!, value, {
+      raw,
+      ...(headerValue !== undefined ? { key: headerValue } : {}),
+      ...(op.extraHeaders ? { headers: HARMLESS_HEADERS } : {}),
+    })
+    const canCrash = op.crashAfterCommit && env.faultPoint && env.restarts.left > 0
+    if (op.crashAfterCommit && !canCrash) step.what += ' (not armed: no restart left in this check)'
+    await send(step, op.instance, r, spec, canCrash)
+  }
+
+  async function ledgerOf(bank: BankClient, m: ModelState): Promise<Map<string, number> & { rows: number }> {
+    const ledger: Ledger = await bank.ledger()
+    const mine = new Set(m.accounts.keys())
+    const balances = new Map(ledger.accounts.filter((a) => mine.has(a.id)).map((a) => [a.id, a.balance])) as Map<string, number> & { rows: number }
+    balances.rows = ledger.entries.filter((e) => mine.has(e.to) || (e.from !== null && mine.has(e.from))).length
+    return balances
+  }
+
+  /** The ledger after a step must be a candidate's: every balance of the history's accounts, and the count of their rows. */
+  async function checkLedger(step: Step): Promise<void> {
+    const alive = env.instances.find((i) => i.bank.server.alive) ?? env.instances[0]!
+    const now = await ledgerOf(alive.bank, lead())
+    const owner = (id: string) => lead().accounts.get(id)!.client
+    const label = (id: string) => `${'AB'[owner(id)]}${accounts[owner(id)]!.indexOf(id)}`
+    const moved = [...now].filter(([id, b]) => b !== lastLedger.get(id)).map(([id, b]) => `${label(id)} ${signed(b - lastLedger.get(id)!)}`)
+    if (moved.length) step.ledger = moved.join(', ')
+    const matches = (m: ModelState) => now.rows === m.entries && [...m.accounts.values()].every((a) => now.get(a.id) === a.balance)
+    const kept = models.filter(matches)
+    if (kept.length === 0) {
+      const m = lead()
+      stop(
+        step,
+        `the ledger: ${m.entries} row(s); ${[...m.accounts.values()].map((a) => `${label(a.id)} ₩${a.balance}`).join(', ')}`,
+        `${now.rows} row(s); ${[...m.accounts.values()].map((a) => `${label(a.id)} ₩${now.get(a.id)}`).join(', ')}`,
+        step.exchange,
+      )
+    }
+    models = kept
+    lastLedger = now
+  }
+
+  try {
+    for (const [index, op] of history.ops.entries()) {
+      const step: Step = {
+        index: index + 1,
+        instance: 'instance' in op ? op.instance : undefined,
+        key: op.op === 'send' ? (op.key === 'none' ? 'no key' : `k${op.key}`) : undefined,
+        what: describeOp(op, history),
+        answer: '',
+      }
+      steps.push(step)
+      await perform(op, step)
+      if (op.op !== 'hold' && op.op !== 'core-fails' && op.op !== 'clock') await checkLedger(step)
+    }
+    return { steps }
+  } catch (error) {
+    if (error instanceof Stop) return { steps, mismatch: error.mismatch }
+    throw error
+  } finally {
+    await cleanUp(env, pending)
+  }
+}
+
+/**
+ * Leaves every instance as the next run (or check) expects it: alive, its
+ * core free. Reset whatever the model believes, since a layer that answered
+ * without calling the core left a failure or a crash armed there.
+ */
+async function cleanUp(env: HistoryEnv, pending: Pending[]): Promise<void> {
+  for (const inst of env.instances) {
+    if (!inst.bank.server.alive) await inst.bank.server.start()
+    else await inst.bank.core({ hold: false, failNext: 0, ...(env.faultPoint ? { crashAfterCommit: false } : {}) })
+  }
+  await Promise.all(pending.map((p) => p.reply))
+}
+
+function skip(step: Step, why: string): void {
+  step.answer = `(skipped: ${why})`
+}
+
+const routeOf = (intent: IntentSpec) => (intent.route === 'transfers' ? 'POST /transfers' : 'POST /deposits') as Request['route']
+
+const BOUNDARY = { 'lease-last': 'leaseLast', 'lease-end': 'leaseEnd', 'ttl-last': 'ttlLast', 'ttl-end': 'ttlEnd' } as const
+
+const signed = (n: number) => (n >= 0 ? `+${n}` : String(n))
+
+function* permutations(items: number[]): Generator<number[]> {
+  if (items.length <= 1) return yield items
+  for (const [i, item] of items.entries()) for (const rest of permutations(items.filter((_, j) => j !== i))) yield [item, ...rest]
+}
+
+/** The body of an intent with one change applied: the text only, or one field (a new value, or the same value as another JSON type). */
+function changed(body: Record<string, unknown>, change: SendOp['change'], accounts: string[][], owner: number): Record<string, unknown> {
+  const own = accounts[owner]!
+  const other = accounts[1 - owner]!
+  switch (change) {
+    case 'same':
+    case 'reserialized':
+      return body
+    case 'amount':
+      return { ...body, amount: (body.amount as number) + 100 }
+    case 'from':
+      // Another account of the sender's, or another client's when that one is the payee (from = to is a 400 before any layer).
+      if (!('from' in body)) return { ...body, to: body.to === own[1] ? other[1] : own[1] }
+      return { ...body, from: body.to === own[1] ? other[1] : own[1] }
+    case 'to':
+      return { ...body, to: body.to === other[0] ? own[1] : other[0] }
+    case 'memo':
+      return { ...body, memo: typeof body.memo === 'string' ? `${body.memo} (2)` : 'rent' }
+    case 'metadata':
+      return { ...body, metadata: { ...(body.metadata as object | undefined), reviewed: true } }
+    case 'json-type':
+      return { ...body, metadata: retyped((body.metadata as Record<string, unknown> | undefined) ?? { approved: false }) }
+  }
+}
+
+/** The first member whose value has a loosely equal twin of another JSON type gets that twin: false → 0, "5" → 5, null → false. */
+function retyped(metadata: Record<string, unknown>): Record<string, unknown> {
+  for (const [name, value] of Object.entries(metadata)) {
+    if (typeof value === 'boolean') return { ...metadata, [name]: value ? 1 : 0 }
+    if (typeof value === 'string' && /^\d+$/.test(value)) return { ...metadata, [name]: Number(value) }
+    if (value === null) return { ...metadata, [name]: false }
+  }
+  return { ...metadata, approved: 0 }
+}
+
+// ---- judging one answer -----------------------------------------------------------
+
+const MARKER = 'idempotent-replayed'
+
+/** What is wrong with `reply` as the answer `allowed`, or undefined when nothing is. */
+export function deviation(m: ModelState, reply: Reply, allowed: Allowed): { got: string; rule?: CourseRule } | undefined {
+  const got = describe(reply)
+  const body = reply.json
+  const type = body?.type
+  const problem = (status: number, t: string) => (reply.status !== status || type !== t ? { got } : undefined)
+  const main = (() => {
+    switch (allowed.kind) {
+      case 'executes':
+        return outcomeDeviation(reply, allowed.outcome)
+      case 'core-unavailable':
+        return reply.status === 503 ? undefined : { got }
+      case 'already-processed':
+        return reply.status === 200 && body?.status === 'already-processed' ? undefined : { got }
+      case 'replay': {
+        const s = allowed.stored
+        if (!s.seen) return outcomeDeviation(reply, s.outcome, true)
+        const h = reply.headers
+        if (reply.status !== s.status || reply.text !== s.body) return { got: `${got}: not the first answer's bytes (HTTP ${s.status} ${short(s.body)})` }
+        if (h['content-type'] !== s.contentType || h.location !== s.location)
+          return {
+            got: `${got}: Content-Type ${h['content-type']}, Location ${h.location ?? '(none)'}, where the first answer had ${s.contentType}, ${s.location ?? '(none)'}`,
+          }
+        return undefined
+      }
+      case 'key-reused':
+        return problem(422, '/problems/idempotency-key-reused')
+      case 'claim-lost':
+        return problem(409, '/problems/idempotency-claim-lost')
+      case 'key-missing':
+        return problem(400, '/problems/idempotency-key-missing')
+      case 'in-flight': {
+        const wrong = problem(409, '/problems/request-in-flight')
+        if (wrong) return wrong
+        const ra = Number(reply.headers['retry-after'])
+        const [lo, hi] = allowed.retryAfter
+        if (!Number.isInteger(ra) || ra < lo || ra > hi)
+          return {
+            got: `${got}${reply.headers['retry-after'] === undefined ? ' without Retry-After' : ''}, where the lease has ${lo === hi ? lo : `${lo}–${hi}`} s left`,
+            rule: 'retryAfter' as CourseRule,
+          }
+        return undefined
+      }
+    }
+  })()
+  if (main) return main
+  const required = requiredHeaders(m, allowed)
+  if (required.marker) {
+    const present = reply.headers[MARKER] !== undefined
+    if (present !== required.marker.present || (present && reply.headers[MARKER] !== 'true'))
+      return {
+        got: required.marker.present ? `${got}: a replay without Idempotent-Replayed: true` : `${got}: marked Idempotent-Replayed, but this is not a replay`,
+        rule: required.marker.rule,
+      }
+  }
+  if (required.policy) {
+    const header = reply.headers['idempotency-key-policy']
+    let ok = false
+    try {
+      const d = header === undefined ? undefined : parseDictionary(header)
+      ok = !!d && d.get('ttl')?.[0] === required.policy.ttl && d.get('lease')?.[0] === required.policy.lease && String(d.get('scope')?.[0]) === 'client route'
+    } catch {}
+    if (!ok)
+      return {
+        got: `${got}: Idempotency-Key-Policy ${header ?? '(none)'}, where ttl=${required.policy.ttl}, lease=${required.policy.lease}, scope="client route" belongs`,
+        rule: required.policy.rule,
+      }
+  }
+  return undefined
+}
+
+function outcomeDeviation(reply: Reply, outcome: BankOutcome, replayed = false): { got: string } | undefined {
+  const got = describe(reply)
+  if (reply.status !== outcome.status) return { got }
+  const body = reply.json
+  if (outcome.status !== 201) return body?.type === outcome.type ? undefined : { got }
+  const fields: Array<[string, unknown]> = [
+    ['to', outcome.to],
+    ['amount', outcome.amount],
+    ['balanceAfter', outcome.balanceAfter],
+    ...(outcome.from ? ([['from', outcome.from]] as Array<[string, unknown]>) : []),
+  ]
+  const off = fields.filter(([name, value]) => body?.[name] !== value)
+  if (off.length || typeof body?.id !== 'string')
+    return {
+      got: `${got}: ${off.map(([name, value]) => `${name} ${JSON.stringify(body?.[name])} where ${JSON.stringify(value)} belongs`).join(', ') || 'no transfer id'}${replayed ? ' (the first answer, replayed)' : ''}`,
+    }
+  return undefined
+}
+
+function stored(reply: Reply): StoredAnswer & { seen: true } {
+  return { seen: true, status: reply.status, body: reply.text, contentType: reply.headers['content-type'], location: reply.headers.location }
+}
+
+/** The allowed answer in words, with the label of a course rule it involves. */
+export function expectation(m: ModelState, allowed: Allowed): string {
+  const marker = m.promises.replay ? ', not marked Idempotent-Replayed' : ''
+  switch (allowed.kind) {
+    case 'executes': {
+      const o = allowed.outcome
+      return o.status === 201
+        ? `it executes: 201, balanceAfter ${o.balanceAfter}${marker}`
+        : `it executes, and the bank refuses it: ${o.status} ${o.type}${marker}`
+    }
+    case 'core-unavailable':
+      return 'it executes and the core fails: 503, nothing moves'
+    case 'already-processed':
+      return '200 already-processed: the key was seen, nothing executes'
+    case 'replay':
+      return allowed.stored.seen
+        ? `the first answer replayed: ${allowed.stored.status} ${short(allowed.stored.body)}, marked Idempotent-Replayed`
+        : `the first answer (lost in the crash) replayed: ${allowed.stored.outcome.status}, marked Idempotent-Replayed`
+    case 'key-reused':
+      return '422 idempotency-key-reused: another body under a used key, nothing executes'
+    case 'in-flight':
+      return `409 request-in-flight with Retry-After ${allowed.retryAfter[0]}${allowed.retryAfter[1] !== allowed.retryAfter[0] ? `–${allowed.retryAfter[1]}` : ''}: the first request holds the key`
+    case 'claim-lost':
+      return '409 idempotency-claim-lost: its claim was taken over, its transfer rolls back'
+    case 'key-missing':
+      return '400 idempotency-key-missing, nothing executes'
+  }
+}
+
+export const ruleLabel = (rule: CourseRule | undefined) => (rule ? ` (${courseRuleLabel(rule)})` : '')
+
+export function describe(reply: Reply | Error | 'held'): string {
+  if (reply === 'held') return 'held in the core'
+  if (reply instanceof Error) return `no answer (${reply.message})`
+  const body = reply.json
+  const marker = reply.headers[MARKER] ? ', replayed' : ''
+  if (reply.status === 201) return `201 ${body?.id ?? ''} balanceAfter ${body?.balanceAfter}${marker}`
+  if (body?.type)
+    return `${reply.status} ${String(body.type).replace('/problems/', '')}${reply.headers['retry-after'] ? ` Retry-After ${reply.headers['retry-after']}` : ''}${marker}`
+  if (reply.status === 200 && body?.status) return `200 ${body.status}${marker}`
+  return `${reply.status} ${short(reply.text)}${marker}`
+}
+
+const short = (s: string) => (s.length > 60 ? `${s.slice(0, 57)}…` : s)
+
+const exchangeOf = (got: Reply | Error | 'held' | undefined): Exchange | undefined =>
+  got instanceof Reply ? got.exchange : got instanceof Error ? (got as Error & { exchange?: Exchange }).exchange : undefined
+
+export function describeOp(op: Op, history: History): string {
+  switch (op.op) {
+    case 'send': {
+      const intent = history.intents[op.intent]
+      const key = op.key === 'none' ? 'no key' : `k${op.key}${op.quoted ? ' (quoted)' : ''}`
+      const change = op.change === 'same' ? '' : op.change === 'reserialized' ? ', body re-serialized' : `, ${op.change} changed`
+      const extras = [op.extraHeaders ? ' + library headers' : '', op.crashAfterCommit ? ', crash after the commit' : ''].join('')
+      return `client ${'AB'[op.client]} ${SPELLINGS[intent.route][op.spelling]} intent ${op.intent} (${describeIntent(intent)}) ${key}${change}${extras}`
+    }
+    case 'hold':
+      return 'the core holds'
+    case 'release':
+      return 'the core releases'
+    case 'core-fails':
+      return 'the core will fail once'
+    case 'top-up':
+      return `client ${'AB'[op.client]} tops up its first account`
+    case 'drain':
+      return `client ${'AB'[op.client]} drains its first account into its second`
+    case 'clock':
+      return `the clock moves to ${op.to === 'second' ? 'one second later' : `k${op.key}'s ${op.to}`}`
+    case 'crash':
+      return 'SIGKILL and restart'
+  }
+}
+
+function describeIntent(i: IntentSpec): string {
+  const to = i.to === 'missing' ? 'a missing account' : i.to === 'own' ? 'own account' : "the other client's"
+  return `${i.route === 'transfers' ? `${'AB'[i.owner]} pays` : `${'AB'[i.owner]} deposits`} ₩${i.amount} to ${to}`
+}

@@ -1,0 +1,180 @@
+// The contract's model (grader/model/contract.ts) on its own: each promise
+// switched on by the stage that makes it, the boundaries exact, and the
+// answers it judges (runHistory.ts deviation) told apart as the contract
+// tells them apart. No server runs here.
+import { describe, expect, it } from 'vitest'
+import { Reply } from '#harness/http.ts'
+import { claim, complete, decide, newModel, release, type ModelState, type Request } from '#grader/model/contract.ts'
+import { deviation } from '#grader/model/runHistory.ts'
+
+const LEASE = 30_000
+const TTL = 86_400_000
+const T0 = 1_700_000_000_000
+
+function bank(stage: number): ModelState {
+  return newModel(stage, { leaseMs: LEASE, ttlMs: TTL }, T0, [
+    { id: 'a0', client: 0, balance: 10_000 },
+    { id: 'a1', client: 0, balance: 10_000 },
+    { id: 'b0', client: 1, balance: 10_000 },
+  ])
+}
+
+let next = 1
+function transfer(over: Partial<Request> & { amount?: number } = {}): Request {
+  const amount = over.amount ?? 1_000
+  return {
+    id: next++,
+    client: 0,
+    route: 'POST /transfers',
+    key: 'k',
+    fingerprint: `{"amount":${amount}}`,
+    body: { from: 'a0', to: 'b0', amount },
+    ...over,
+  }
+}
+
+/** Claims and completes `r` as the contract says a successful first request does. */
+function executed(m: ModelState, r: Request) {
+  const allowed = decide(m, r)
+  expect(allowed.kind).toBe('executes')
+  if (allowed.kind !== 'executes') throw new Error('unreachable')
+  claim(m, r)
+  complete(m, r, allowed.outcome, {
+    seen: true,
+    status: allowed.outcome.status,
+    body: '{"id":"tr_1"}',
+    contentType: 'application/json',
+    location: '/transfers/tr_1',
+  })
+  return allowed.outcome
+}
+
+const reply = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Reply({
+    request: { method: 'POST', url: 'http://x/transfers', headers: {} },
+    response: { status, headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) },
+    ms: 1,
+  })
+
+describe('the model of the contract', () => {
+  it('stage 0 executes every request; stage 1 executes a key once and answers 200 already-processed after', () => {
+    const zero = bank(0)
+    executed(zero, transfer())
+    expect(decide(zero, transfer()).kind).toBe('executes')
+    const one = bank(1)
+    executed(one, transfer())
+    expect(decide(one, transfer({ amount: 2_000 }))).toEqual({ kind: 'already-processed', key: 'k' })
+    expect(decide(one, transfer({ key: undefined })).kind).toBe('key-missing')
+  })
+
+  it('the bank decides the outcome from the balances: 402 beyond the balance, 403 from another client, 404 to no account', () => {
+    const m = bank(1)
+    expect(decide(m, transfer({ key: 'x', amount: 10_001 }))).toMatchObject({ outcome: { status: 402 } })
+    expect(decide(m, transfer({ key: 'y', client: 1 }))).toMatchObject({ outcome: { status: 403 } })
+    expect(decide(m, transfer({ key: 'z', body: { from: 'a0', to: 'nowhere', amount: 1 } }))).toMatchObject({ outcome: { status: 404 } })
+    const out = executed(m, transfer({ key: 'w', amount: 4_000 }))
+    expect(out).toMatchObject({ status: 201, balanceAfter: 6_000 })
+    expect(m.accounts.get('b0')!.balance).toBe(14_000)
+    expect(m.entries).toBe(1)
+  })
+
+  it('stage 2: another body under a used key is 422; the same value is the same body', () => {
+    const m = bank(2)
+    executed(m, transfer())
+    expect(decide(m, transfer({ amount: 2_000 })).kind).toBe('key-reused')
+    expect(decide(m, transfer()).kind).toBe('already-processed')
+  })
+
+  it('stage 1 keeps a key claimed after a 503; stage 3 releases it', () => {
+    for (const [stage, after] of [
+      [1, 'already-processed'],
+      [3, 'executes'],
+    ] as const) {
+      const m = bank(stage)
+      const first = transfer()
+      claim(m, first)
+      release(m, first)
+      expect(decide(m, transfer()).kind, `stage ${stage}`).toBe(after)
+    }
+  })
+
+  it('stage 3: 409 in flight until the lease ends, Retry-After the seconds left, and a takeover at lease_until exactly', () => {
+    const m = bank(3)
+    claim(m, transfer())
+    m.now = T0 + LEASE - 1
+    expect(decide(m, transfer())).toEqual({ kind: 'in-flight', retryAfter: [1, 1] })
+    m.now = T0 + 12_500
+    expect(decide(m, transfer())).toEqual({ kind: 'in-flight', retryAfter: [17, 18] })
+    m.now = T0 + LEASE
+    expect(decide(m, transfer()).kind).toBe('executes')
+    expect(decide(m, transfer({ amount: 7 })).kind, 'a different body still gets 422 after the lease').toBe('key-reused')
+  })
+
+  it('stage 4 replays the stored answer; stage 3 only says it was processed', () => {
+    const three = bank(3)
+    executed(three, transfer())
+    expect(decide(three, transfer()).kind).toBe('already-processed')
+    const four = bank(4)
+    executed(four, transfer())
+    expect(decide(four, transfer())).toMatchObject({ kind: 'replay', stored: { seen: true, status: 201 } })
+  })
+
+  it('stage 5: keys are scoped by client and route, and forgotten at first request + TTL, not at the last retry', () => {
+    const m = bank(5)
+    executed(m, transfer())
+    expect(decide(m, transfer({ client: 1 })).kind, "another client's key is its own").toBe('executes')
+    expect(decide(m, transfer({ route: 'POST /deposits' })).kind, 'another route is another key').toBe('executes')
+    m.now = T0 + TTL - 1
+    expect(decide(m, transfer()).kind).toBe('replay')
+    m.now = T0 + TTL
+    expect(decide(m, transfer()).kind).toBe('executes')
+    expect(decide(m, transfer({ amount: 5 })).kind, 'an expired key is unknown: no 422').toBe('executes')
+  })
+
+  it('stage 5: a claim in progress under a live lease outlives its TTL until the lease runs out', () => {
+    const m = bank(5)
+    claim(m, transfer())
+    m.now = T0 + TTL - 10_000
+    claim(m, transfer()) // taken over 10 s before the TTL: its lease runs 20 s past it
+    m.now = T0 + TTL + 5_000
+    expect(decide(m, transfer()).kind).toBe('in-flight')
+    m.now = T0 + TTL - 10_000 + LEASE
+    expect(decide(m, transfer()).kind).toBe('executes')
+  })
+})
+
+describe('judging an answer against the model', () => {
+  it('a replay must be the first bytes, marked; a first answer must not be marked (course rule)', () => {
+    const m = bank(4)
+    executed(m, transfer())
+    const allowed = decide(m, transfer())
+    const exact = reply(201, '{"id":"tr_1"}', { location: '/transfers/tr_1', 'idempotent-replayed': 'true' })
+    expect(deviation(m, exact, allowed)).toBeUndefined()
+    expect(deviation(m, reply(201, '{"id":"tr_2"}', { location: '/transfers/tr_1', 'idempotent-replayed': 'true' }), allowed)?.got).toMatch(
+      /not the first answer's bytes/,
+    )
+    expect(deviation(m, reply(201, '{"id":"tr_1"}', { location: '/transfers/tr_1' }), allowed)).toMatchObject({ rule: 'replayMarker' })
+  })
+
+  it('an execution is judged by its status and its money, balanceAfter included', () => {
+    const m = bank(1)
+    const allowed = decide(m, transfer({ key: 'n', amount: 2_500 }))
+    expect(deviation(m, reply(201, { id: 'tr_9', from: 'a0', to: 'b0', amount: 2_500, balanceAfter: 7_500 }), allowed)).toBeUndefined()
+    expect(deviation(m, reply(201, { id: 'tr_9', from: 'a0', to: 'b0', amount: 2_500, balanceAfter: 10_000 }), allowed)?.got).toMatch(
+      /balanceAfter 10000 where 7500/,
+    )
+    expect(deviation(m, reply(200, { status: 'already-processed' }), allowed)).toBeDefined()
+  })
+
+  it('a 409 in flight needs the seconds left in Retry-After (course rule), and stage 5 answers carry the policy (course rule)', () => {
+    const m = bank(5)
+    claim(m, transfer())
+    m.now = T0 + 20_000
+    const allowed = decide(m, transfer())
+    const policy = { 'idempotency-key-policy': 'ttl=86400, lease=30, scope="client route"' }
+    const problem = { type: '/problems/request-in-flight', title: 'In flight', status: 409 }
+    expect(deviation(m, reply(409, problem, { 'retry-after': '10', ...policy }), allowed)).toBeUndefined()
+    expect(deviation(m, reply(409, problem, { 'retry-after': '30', ...policy }), allowed)).toMatchObject({ rule: 'retryAfter' })
+    expect(deviation(m, reply(409, problem, { 'retry-after': '10' }), allowed)).toMatchObject({ rule: 'policyHeader' })
+  })
+})
