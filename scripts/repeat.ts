@@ -11,6 +11,7 @@ import chalk from 'chalk'
 import pLimit from 'p-limit'
 import { course, stageByNumber } from '../harness/course.ts'
 import { startPostgres, type PgServer } from '../harness/postgres.ts'
+import { isFailure } from '../grader/checkResult.ts'
 import { mutants } from '../grader/mutants/index.ts'
 import { materialize } from '../grader/mutants/mutant.ts'
 import { installSignalCleanup } from '../harness/processes.ts'
@@ -73,7 +74,9 @@ if (!values['solutions-only'])
       repeat(`mutant ${mutant.id} fails ${mutant.mustFail}`, async (seed) => {
         const r = await grade({ stage: mutant.stage, seed, source: { kind: 'dir', path }, only: [mutant.mustFail], ...(await sharedPostgres(mutant.stage)) })
         const check = r.checks.find((c) => c.id === mutant.mustFail)
-        return check && !check.passed ? undefined : `seed ${seed}: ${mutant.mustFail} passed on the mutant (rerun: ${r.rerun})`
+        return check && isFailure(check)
+          ? undefined
+          : `seed ${seed}: ${mutant.mustFail} did not fail on the mutant (${check?.status ?? 'not run'}; rerun: ${r.rerun})`
       }),
     )
   }

@@ -7,6 +7,7 @@
 // Every grade is queued up front, two at a time (each grade is a handful of
 // real server processes; the machine has two cores), and each test awaits
 // its own.
+import { isFailure } from '#grader/checkResult.ts'
 import { rmSync } from 'node:fs'
 import pLimit from 'p-limit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -77,9 +78,9 @@ export function stageSuite(stage: number, { seeds, mutants, starterPasses = [] }
       for (const seed of seeds) {
         const r = await jobs.get(`${mutant.id} ${seed}`)!
         expect(
-          r.checks.map((c) => [c.id, c.passed]),
+          r.checks.map((c) => [c.id, isFailure(c)]),
           `${mutant.id}: ${r.rerun}`,
-        ).toEqual([[mutant.mustFail, false]])
+        ).toEqual([[mutant.mustFail, true]])
       }
     })
   })
