@@ -49,7 +49,9 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
   try {
     for (const { check, stage } of checkOrder(run)) {
       options.onCheckStart?.(stage, check)
-      const waiting = check.afterOwnChecks && results.find((r) => r.stage === stage.number && !r.passed && r.status !== 'skipped')
+      // A refused folder or a server that did not start is told by gradeCheck, like every other check.
+      const healthy = !run.copied && !run.startFailedIn
+      const waiting = check.afterOwnChecks && healthy && results.find((r) => r.stage === stage.number && !r.passed && r.status !== 'skipped')
       const result = waiting ? notYetJudged(check, stage, waiting.id) : await gradeCheck(run, check, stage)
       results.push(result)
       options.onCheckEnd?.(result)
