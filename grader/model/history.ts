@@ -197,7 +197,14 @@ function motif(a: Alphabet): fc.Arbitrary<Op[]> {
             again(last),
           ]
         case 'hold':
-          return [{ op: 'hold', instance: first.instance }, first, again(sameBody), { op: 'release', instance: first.instance }, again(last)]
+          // On stage 6 the duplicate goes through the next instance: in flight is decided by the database, not by who holds it.
+          return [
+            { op: 'hold', instance: first.instance },
+            first,
+            again({ ...sameBody, instance: (first.instance + 1) % a.instances }),
+            { op: 'release', instance: first.instance },
+            again(last),
+          ]
       }
     })
 }
