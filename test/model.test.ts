@@ -2,10 +2,12 @@
 // switched on by the stage that makes it, the boundaries exact, and the
 // answers it judges (runHistory.ts deviation) told apart as the contract
 // tells them apart. No server runs here.
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { Reply } from '#harness/http.ts'
 import { claim, complete, decide, newModel, release, type ModelState, type Request } from '#grader/model/contract.ts'
 import { deviation } from '#grader/model/runHistory.ts'
+import { historyArbitrary, motifKinds, type Alphabet, type MotifKind, type SendOp } from '#grader/model/history.ts'
 
 const LEASE = 30_000
 const TTL = 86_400_000
@@ -176,5 +178,41 @@ describe('judging an answer against the model', () => {
     expect(deviation(m, reply(409, problem, { 'retry-after': '10', ...policy }), allowed)).toBeUndefined()
     expect(deviation(m, reply(409, problem, { 'retry-after': '30', ...policy }), allowed)).toMatchObject({ rule: 'retryAfter' })
     expect(deviation(m, reply(409, problem, { 'retry-after': '10' }), allowed)).toMatchObject({ rule: 'policyHeader' })
+  })
+})
+
+describe('the histories of a grade', () => {
+  const stage6: Alphabet = { instances: 3, clock: true, ttl: true, faultPoint: true }
+  const sample = (only: MotifKind, seed: number) => fc.sample(historyArbitrary(stage6, 14, only), { seed, numRuns: 50 })
+
+  it('a tour history holds its motif on a transfer of client 0 that executes: an existing account, an amount the opening balance covers', () => {
+    for (const kind of motifKinds(stage6))
+      for (const history of sample(kind, 7)) {
+        for (const intent of history.intents) {
+          expect(intent.owner, kind).toBe(0)
+          expect(intent.to, kind).not.toBe('missing')
+          expect(intent.amount, kind).toBeLessThanOrEqual(20_000)
+        }
+        const first = history.ops.find((op) => op.op === 'send')!
+        expect(first, kind).toMatchObject({ client: 0 })
+      }
+  })
+
+  it("stage 6's held request is duplicated through another instance, a skewed one, so that Retry-After is counted by the database's clock", () => {
+    for (const history of sample('hold', 11)) {
+      const hold = history.ops.findIndex((op) => op.op === 'hold')
+      const [first, duplicate] = history.ops.slice(hold + 1, hold + 3) as SendOp[]
+      const holder = (history.ops[hold] as { instance: number }).instance
+      expect(first.instance).toBe(holder)
+      expect(duplicate.op).toBe('send')
+      expect(duplicate.instance).not.toBe(holder)
+      expect(duplicate.instance).not.toBe(0)
+      expect(duplicate.change === 'same' || duplicate.change === 'reserialized' || duplicate.change === first.change).toBe(true)
+    }
+  })
+
+  it('every motif the alphabet can build is in the tour, and the clock motif only on a clock the grader can move', () => {
+    expect(motifKinds(stage6)).toEqual(['clock', 'top-up', 'crash', 'crash-after-commit', 'hold'])
+    expect(motifKinds({ ...stage6, clock: false })).not.toContain('clock')
   })
 })
