@@ -11,6 +11,7 @@ import type { Endpoint } from './http.ts'
 import { childEnv, signalGroup, stopGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
 import { sandboxed, type SandboxSpec } from './sandbox.ts'
+import { KeptLog, ListeningWatch } from './serverLog.ts'
 import { commandSandbox, type ServerCommand } from './serverCommand.ts'
 
 export type ServerOptions = {
@@ -102,22 +103,21 @@ export function serverCommand(options: ServerOptions, env: Record<string, string
   const sandbox = options.sandbox && { ...options.sandbox, readOnly: [...options.sandbox.readOnly, dirname(entryOf(options))] }
   return sandboxed(sandbox, env, [process.execPath, ...serverArgs(options)], { graceful: true })
 }
-const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+|unix:\S+)/
-const LOG_LIMIT = 64 * 1024
 
 export class ServerProcess {
   url = ''
   /** Set when it listens on a Unix socket, with the agent that talks over it. */
   private socket: { path: string; agent: Agent } | undefined
   private child: ChildProcess | undefined
-  private logText = ''
-  /** Output of the current process only: a restart must not find the old "listening on" line. */
-  private sinceStart = ''
+  /** What failures show of its output, all its processes' in turn: the start and the end, however much it printed (serverLog.ts). */
+  private readonly log = new KeptLog()
+  /** The current process's "listening on" line: a new watch per process, so a restart never finds the old line. */
+  private listening = new ListeningWatch()
   /** True while we are stopping or crashing it on purpose. */
   private stopping = false
   /** Set when the process exits on its own (not by stop or crash). */
   unexpectedExit: string | undefined
-  /** Wakes a start that waits for the "listening" line: called on the server's output and on its exit. */
+  /** Wakes a start that waits for the "listening" line: called when its output changes what the watch says, and on its exit. */
   private wake = () => {}
   /** Resolves once the current process's output has ended (its pipes closed). */
   private outputEnded: Promise<void> = Promise.resolve()
@@ -131,7 +131,7 @@ export class ServerProcess {
 
   /** The last lines the server printed: shown with failures. */
   logTail(lines = 15): string {
-    return this.logText.trimEnd().split('\n').slice(-lines).join('\n')
+    return this.log.tail(lines)
   }
 
   get alive(): boolean {
@@ -191,15 +191,18 @@ export class ServerProcess {
     this.child = child
     this.unexpectedExit = undefined
     track(child)
-    this.sinceStart = ''
-    const append = (chunk: Buffer) => {
-      const text = chunk.toString('utf8')
-      this.logText = (this.logText + text).slice(-LOG_LIMIT)
-      if (this.sinceStart.length < LOG_LIMIT) this.sinceStart += text
-      this.wake()
+    // Every chunk is drained and read at once, in time proportional to its size: a flood never stalls the server nor the verdict.
+    const listening = (this.listening = new ListeningWatch())
+    const noticed = (changed: boolean) => {
+      if (changed && this.listening === listening) this.wake()
     }
-    child.stdout!.on('data', append)
-    child.stderr!.on('data', append)
+    for (const stream of ['stdout', 'stderr'] as const) {
+      child[stream]!.on('data', (chunk: Buffer) => {
+        this.log.append(chunk)
+        noticed(listening.feed(stream, chunk))
+      })
+      child[stream]!.once('end', () => noticed(listening.end(stream)))
+    }
     this.outputEnded = new Promise((resolve) => child.once('close', () => resolve()))
     child.once('exit', (code, signal) => {
       if (this.child === child && !this.stopping) this.unexpectedExit = signal ? `killed by ${signal}` : `exited with code ${code}`
@@ -220,14 +223,14 @@ export class ServerProcess {
   private async waitForListening(deadline: number, timeoutMs: number): Promise<string> {
     const seconds = timeoutMs / 1000
     for (;;) {
-      const match = LISTENING.exec(this.sinceStart)
-      if (match?.[1]?.startsWith('unix:')) {
+      const address = this.listening.address()
+      if (address?.startsWith('unix:')) {
         void this.socket?.agent.close()
-        const path = match[1].slice('unix:'.length)
+        const path = address.slice('unix:'.length)
         this.socket = { path, agent: new Agent({ connect: { socketPath: path } }) }
         return 'http://localhost'
       }
-      if (match) return match[1]!
+      if (address) return address
       if (!this.alive) {
         await this.lastOutput()
         throw new ServerStartError(`the server ${this.unexpectedExit ?? 'exited'} before it listened.\n${this.logTail()}`)
@@ -237,7 +240,11 @@ export class ServerProcess {
           `the server is still running but did not print "listening on http://127.0.0.1:PORT" within ${seconds} s ` +
             `(the start-up ceiling; LAB_START_TIMEOUT_S raises it).\n${this.logTail()}`,
         )
-      await this.outputOrExit(deadline - Date.now())
+      const settles = this.listening.settlesIn()
+      await this.outputOrExit(Math.min(deadline - Date.now(), settles ?? Infinity))
+      // A line that may be unfinished counts only if the stream stayed quiet: let the
+      // event loop read what the pipes hold first (a timer runs before that read).
+      if (settles !== undefined) await new Promise((resolve) => setImmediate(resolve))
     }
   }
 
