@@ -15,6 +15,7 @@ import { repeatedKeyProblem } from './keyLines.ts'
 import { HttpProblem, jsonOutcome, problem, writeOutcome as send, type Outcome } from './problem.ts'
 import { requestLog } from './requestLog.ts'
 import { CoreUpdate, DepositBody, NewAccount, NewClient, TransferBody } from './schemas.ts'
+import { storableParam } from './storableText.ts'
 
 export function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   const result = schema.safeParse(body)
@@ -58,6 +59,7 @@ export function createApp(db: Db, config: Config, layer: Layer) {
 
   app.use(requireHost)
   app.use(jsonBody(config.bodyLimit))
+  app.param('id', storableParam)
 
   app.get('/health', (_req, res) => send(res, jsonOutcome(200, { status: 'ok', pid: process.pid })))
 

@@ -16,6 +16,7 @@
 import { parseList } from 'structured-headers'
 import { malformedKey } from './idempotencyAnswers.ts'
 import type { Outcome } from './problem.ts'
+import { unstorableReason } from './storableText.ts'
 
 /** The 400 to answer instead of running the layer, or undefined when the field names at most one key. */
 export function repeatedKeyProblem(headersDistinct: NodeJS.Dict<string[]>): Outcome | undefined {
@@ -23,6 +24,9 @@ export function repeatedKeyProblem(headersDistinct: NodeJS.Dict<string[]>): Outc
   if (lines.length > 1) return malformedKey(`Idempotency-Key was sent on ${lines.length} header lines; send it once (a retry repeats the same single key).`)
   const [line] = lines
   if (line === undefined) return undefined
+  // Node's parser refuses NUL in a header, and reads its bytes as latin1 (no surrogates): a safety net for the one rule (storableText.ts).
+  const why = unstorableReason(line)
+  if (why) return malformedKey(`Idempotency-Key ${why}.`)
   if (line.startsWith('"')) {
     if (countItems(line) > 1) return malformedKey('Idempotency-Key holds a list of keys; send exactly one.')
   } else if (line.includes(','))

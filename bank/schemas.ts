@@ -1,6 +1,7 @@
 // What the bank accepts. Money is an integer number of won; anything else is a
 // 400 before any code that could move money runs.
 import { z } from 'zod'
+import { unstorableReason, unstorableStrings } from './storableText.ts'
 
 /** One trillion won: far above any real transfer, far below 2^53. */
 export const MAX_AMOUNT = 1_000_000_000_000
@@ -16,16 +17,28 @@ export const MAX_JSON_DEPTH = 32
 export const MONEY_MEMBERS = ['amount', 'balance'] as const
 
 const amount = z.number().int('amount must be a whole number of won').positive().max(MAX_AMOUNT)
-const accountId = z.string().min(1).max(64)
 
-export const NewClient = z.strictObject({ name: z.string().min(1).max(100) })
+/** A string the bank's stores can hold (storableText.ts): no U+0000, no lone surrogate. Every client string goes through it. */
+const text = () =>
+  z.string().check((ctx) => {
+    const why = unstorableReason(ctx.value)
+    if (why) ctx.issues.push({ code: 'custom', message: `the string ${why}`, input: ctx.value })
+  })
+const accountId = text().min(1).max(64)
+
+export const NewClient = z.strictObject({ name: text().min(1).max(100) })
 export const NewAccount = z.strictObject({ balance: z.number().int().min(0).max(MAX_AMOUNT) })
 
 // memo and metadata exist so real payloads carry text and nested objects:
 // exactly what canonicalization (stage 2) has to get right.
 const extras = {
-  memo: z.string().max(140).optional(),
-  metadata: z.record(z.string(), z.json()).optional(),
+  memo: text().max(140).optional(),
+  metadata: z
+    .record(z.string(), z.json())
+    .check((ctx) => {
+      for (const { path, message } of unstorableStrings(ctx.value)) ctx.issues.push({ code: 'custom', message, path, input: ctx.value })
+    })
+    .optional(),
 }
 
 export const TransferBody = z

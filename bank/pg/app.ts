@@ -14,6 +14,7 @@ import { repeatedKeyProblem } from '../keyLines.ts'
 import { HttpProblem, jsonOutcome, problem, writeOutcome as send, type Outcome } from '../problem.ts'
 import { requestLog } from '../requestLog.ts'
 import { CoreUpdate, DepositBody, NewAccount, NewClient, TransferBody } from '../schemas.ts'
+import { storableParam } from '../storableText.ts'
 import { inTransaction, type Pool, type Tx } from './db.ts'
 import type { PgLayer, PgOperation } from './layer.ts'
 import { deposit, transfer } from './money.ts'
@@ -43,6 +44,7 @@ export function createPgApp(pool: Pool, config: Config, layer: PgLayer) {
   const admin = requireAdmin(config.adminToken)
   app.use(requireHost)
   app.use(jsonBody(config.bodyLimit))
+  app.param('id', storableParam)
 
   app.get('/health', (_req, res) => send(res, jsonOutcome(200, { status: 'ok', pid: process.pid })))
 
