@@ -3,11 +3,13 @@
 // what the servers and the HTTP client already know, so every class can be
 // tested without starting a server.
 import { CheckFailure } from '../harness/failure.ts'
+import { endFromText, gradingLimitVerdict } from '../harness/limits.ts'
 import type { Exchange } from '../harness/http.ts'
 import { ServerStartError, type ServerProcess } from '../harness/spawnServer.ts'
 import type { CheckResult, CheckStatus } from './checkResult.ts'
 import { TimeoutError } from './checkTimer.ts'
 import { NotJudged } from './check.ts'
+import { startLimitVerdict } from './startFailure.ts'
 
 /** What a server tells about itself after the fact: whether it died, and its last log lines. */
 export type ServerView = Pick<ServerProcess, 'unexpectedExit' | 'logTail'>
@@ -37,9 +39,18 @@ export function classifyFailure(error: unknown, servers: readonly ServerView[], 
   const showLog = deadServer || status !== 'fail' || log.includes('\n')
   return {
     status,
-    message: deadServer ? `${message} (the server ${deadServer.unexpectedExit} during this check)` : message,
+    message: deadServer ? `${message} (the server ${deadServer.unexpectedExit} during this check${limitOf(deadServer)})` : message,
     failure: showLog ? { ...failure, serverLog: log } : failure,
   }
+}
+
+/** Lines of a dead server's log searched for the limit it hit: Node's fatal errors print a native stack after the message. */
+const LIMIT_LOG_LINES = 60
+
+/** ": it used more than 1024 MB of memory, …" when the dead server ran into a limit (limits.ts), or nothing. */
+function limitOf(server: ServerView): string {
+  const verdict = gradingLimitVerdict(endFromText(`the server ${server.unexpectedExit}`, server.logTail(LIMIT_LOG_LINES)), 'it')
+  return verdict ? `: ${verdict}` : ''
 }
 
 function classifyError(error: unknown, trace: CheckTrace): ClassifiedFailure {
@@ -47,7 +58,12 @@ function classifyError(error: unknown, trace: CheckTrace): ClassifiedFailure {
     return { status: 'timeout', message: error.message, failure: { exchange: [...trace.unanswered][0] ?? trace.recorded.at(-1) } }
   if (error instanceof CheckFailure) return { status: 'fail', message: error.message, failure: { ...error.details } }
   if (error instanceof NotJudged) return { status: 'not-judged', message: error.message, failure: undefined, blockedBy: error.blockedBy }
-  if (error instanceof ServerStartError) return { status: 'error', message: `an extra server instance did not start: ${error.message}`, failure: undefined }
+  if (error instanceof ServerStartError) {
+    // One that died of a limit (limits.ts) is the submission's doing, not a server the grader could not start.
+    const limit = startLimitVerdict(error.message)
+    if (limit) return { status: 'fail', message: `an extra server instance did not start: ${limit}\n${error.message}`, failure: undefined }
+    return { status: 'error', message: `an extra server instance did not start: ${error.message}`, failure: undefined }
+  }
   // A request that failed outright (connection refused, reset, garbage).
   const e = error as Error & { exchange?: Exchange }
   return { status: 'fail', message: e.message, failure: { exchange: e.exchange ?? trace.recorded.at(-1) } }

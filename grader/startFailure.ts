@@ -4,6 +4,7 @@
 import { relative } from 'node:path'
 import type { Check } from './check.ts'
 import type { Stage } from '../harness/course.ts'
+import { gradingLimitVerdict, endFromText } from '../harness/limits.ts'
 import { repoRoot } from '../harness/paths.ts'
 import type { CheckResult } from './checkResult.ts'
 
@@ -41,10 +42,23 @@ export function firstError(log: string): string | undefined {
 /** Stack frames inside node_modules or Node itself: nothing a learner can open. */
 const FOREIGN_FRAME = /^\s+at .*(?:\/node_modules\/|\(node:|at node:).*\n/gm
 
-/** The message of the first check when the shared server did not start: its first error, then the log. */
+/** How spawnServer.ts says the server died while starting: "the server exited with code 152 before it listened.". */
+const DIED = /^the server (?:exited with code \d+|killed by SIG[A-Z0-9]+) (?:before it listened|while starting)\b/
+
+/**
+ * The limit (limits.ts) a server that died while starting ran into, as
+ * "it used more than 1024 MB of memory, …", or undefined.
+ */
+export function startLimitVerdict(reason: string): string | undefined {
+  const died = DIED.exec(reason)
+  return died ? gradingLimitVerdict(endFromText(died[0], reason), 'it') : undefined
+}
+
+/** The message of the first check when the shared server did not start: the limit it hit, if any, its first error, then the log. */
 export function startFailureMessage(reason: string): string {
   const first = firstError(reason)
-  return `the server did not start: ${first ? `${first}\n` : ''}${reason.replace(FOREIGN_FRAME, '')}`
+  const limit = startLimitVerdict(reason)
+  return `the server did not start: ${limit ? `${limit}\n` : ''}${first ? `${first}\n` : ''}${reason.replace(FOREIGN_FRAME, '')}`
 }
 
 /** Every check after the first: listed, with no copy of the error. */

@@ -11,13 +11,16 @@
 //     node binary, the system libraries) and what the course runs (bank/,
 //     node_modules, package.json, tsconfig.json, the learner's stage folder,
 //     the given/ pieces of the earlier stages it builds on), one writable folder for
-//     the database files, a private /tmp, and only the environment we give.
+//     the database files, a private /tmp, and only the environment we give;
+//   - resource limits (limits.ts: memory, processes, open files, file size,
+//     CPU time), set by prlimit inside the sandbox, LAB_LIMITS to change them.
 // No solutions/ at all, no other checkout, no HOME, no results.
 import { spawnSync } from 'node:child_process'
 import { accessSync, constants, existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync } from 'node:fs'
 import { basename, delimiter, dirname, join, resolve } from 'node:path'
 import type { Stage } from './course.ts'
 import { course } from './course.ts'
+import { findPrlimit, limitsFromEnv, withLimits, type Limits } from './limits.ts'
 import { repoRoot } from './paths.ts'
 
 export type SandboxSpec = {
@@ -97,21 +100,33 @@ export function exportSandbox(file: string, script: string, dataDir: string, tmp
   return { ...(stage ? stageSandbox(stage, own, [dataDir]) : { readOnly: own, writable: [dataDir] }), tmp }
 }
 
+/** Said once per process: a machine without prlimit runs its sandboxes without limits. */
+let warnedNoPrlimit = false
+
 /**
  * The argv that runs `command` with exactly `env`: inside the sandbox when
- * there is a spec. `graceful`: SIGTERM reaches the command (a server that
- * shuts down cleanly) instead of ending bwrap, and with it everything, at once.
- * `chdir` and `path`: where it starts and its PATH (a `--server` command's own).
+ * there is a spec, under the grading's resource limits (limits.ts; `limits`
+ * replaces LAB_LIMITS and its defaults, null runs without). `graceful`:
+ * SIGTERM reaches the command (a server that shuts down cleanly) instead of
+ * ending bwrap, and with it everything, at once. `chdir` and `path`: where it
+ * starts and its PATH (a `--server` command's own). Without a spec, no limits
+ * either: limits.ts says why.
  */
 export function sandboxed(
   spec: SandboxSpec | undefined,
   env: Record<string, string>,
   command: string[],
-  o: { graceful?: boolean; chdir?: string; path?: string } = {},
+  o: { graceful?: boolean; chdir?: string; path?: string; limits?: Limits | null } = {},
 ): { file: string; args: string[] } {
   if (!spec) return { file: command[0]!, args: command.slice(1) }
   const bwrap = findBwrap().path
   if (!bwrap) throw new SandboxUnavailableError(findBwrap().problem)
+  const limits = o.limits === undefined ? limitsFromEnv() : (o.limits ?? undefined)
+  const prlimit = limits && findPrlimit()
+  if (limits && !prlimit && !warnedNoPrlimit) {
+    warnedNoPrlimit = true
+    process.stderr.write('warning: prlimit (util-linux) is not installed: learner code runs sandboxed but without resource limits\n')
+  }
   const args = ['--unshare-all', '--die-with-parent', '--cap-drop', 'ALL', '--clearenv', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp']
   for (const dir of LIBRARIES.filter((d) => existsSync(d))) {
     // Merged /usr: /lib is a symlink to usr/lib, and must stay one.
@@ -132,7 +147,10 @@ export function sandboxed(
   // HOME is the private /tmp: the host's paths do not exist in there.
   const inside = { ...env, PATH: o.path ?? dirname(process.execPath), HOME: '/tmp', TMPDIR: tmp }
   for (const [name, value] of Object.entries(inside)) args.push('--setenv', name, value)
-  args.push('--chdir', o.chdir ?? repoRoot, '--', ...command)
+  // prlimit runs inside, after bwrap made the user namespace (limits.ts says
+  // why), and execs the command: the graceful wrapper still execs bwrap.
+  if (prlimit) args.push('--ro-bind', realpathSync(prlimit), prlimit)
+  args.push('--chdir', o.chdir ?? repoRoot, '--', ...(limits && prlimit ? withLimits(command, limits, prlimit) : command))
   if (!o.graceful) return { file: bwrap, args }
   // bwrap dies of SIGTERM at once and takes the sandbox with it. Ignored
   // (inherited over exec; the server's own handlers replace it), the group's

@@ -1,0 +1,233 @@
+// Resource limits on every process that runs learner code (issue 25): the
+// sandbox (sandbox.ts) decides what such a process may see, these decide how
+// much of the machine it may take. Without them one submission could allocate
+// the instructor's memory away, fork until the host's process table is full,
+// fill the disk with one file, or spin every core for the whole batch.
+//
+// The mechanism is setrlimit, through util-linux's `prlimit`, run INSIDE the
+// sandbox: bwrap … -- prlimit --data=… --nproc=… -- node …. prlimit sets the
+// limits on itself and execs the command, so they hold for it and everything
+// it starts, and the graceful wrapper (sandbox.ts) still execs bwrap with
+// SIGTERM ignored. Why not a cgroup: a cgroup v2 with the memory and pids
+// controllers is writable only where systemd delegates one or for root, and a
+// grading must run the same on an instructor's laptop; rlimits need nothing.
+// Why inside bwrap and not around it: RLIMIT_NPROC counts the processes of a
+// real user id. Set before bwrap makes its user namespace, it becomes that
+// namespace's ceiling for the user's whole session, so an instructor with a
+// busy desktop could not start a sandbox at all; set inside, the count is the
+// sandbox's own processes (the kernel counts per user namespace first).
+//
+// What each limit holds, and where it does not:
+//   memory   RLIMIT_DATA: private writable memory (the V8 heap, Buffers,
+//            malloc), close to what the process can make resident. Not
+//            RLIMIT_AS: V8 reserves 33 to 44 GB of address space that it never
+//            touches (measured, VmPeak of an honest bank server), and below a
+//            few GB WebAssembly.Memory() fails outright (2 GB: measured).
+//   procs    RLIMIT_NPROC: processes and threads. The kernel does not apply it
+//            to a real uid 0: graded as root (a CI container), nothing bounds
+//            the number of processes a submission starts but the host's
+//            pid_max; the sandbox's PID namespace does not count them. A cgroup
+//            pids.max would; docs and the report say so.
+//   files    RLIMIT_NOFILE: descriptors open at once.
+//   fileSize RLIMIT_FSIZE: the largest file it may write (EFBIG; Node ignores
+//            SIGXFSZ). Per file: many files still fill a disk.
+//   cpu      RLIMIT_CPU: CPU seconds of each process, SIGXCPU at the limit and
+//            SIGKILL 5 s later (for one that ignores SIGXCPU).
+// No limits without the sandbox (--no-sandbox, a learner's own laptop): the
+// code is then one's own or run knowingly, and RLIMIT_NPROC outside a user
+// namespace would count the user's whole session. No prlimit (not util-linux,
+// not Linux): the sandbox runs without limits, and says so once on stderr.
+import { accessSync, constants } from 'node:fs'
+import { constants as os } from 'node:os'
+import { delimiter, join } from 'node:path'
+
+export type Limits = {
+  /** MB of private writable memory (RLIMIT_DATA). */
+  memoryMb: number
+  /** Processes and threads (RLIMIT_NPROC). */
+  procs: number
+  /** Open file descriptors (RLIMIT_NOFILE). */
+  files: number
+  /** MB, the largest file it may write (RLIMIT_FSIZE). */
+  fileSizeMb: number
+  /** CPU seconds of each process (RLIMIT_CPU). */
+  cpuSeconds: number
+}
+
+/**
+ * Measured on honest gradings of the reference solutions, sandboxed
+ * (`npm run grade -- 5 --solution`, `-- 6 --solution --only histories-6`),
+ * sampling /proc/<pid>/status of every bank server; each default is at
+ * least 4× the largest honest use.
+ */
+export const DEFAULT_LIMITS: Readonly<Limits> = {
+  /** Honest peak VmData 179 MB (VmHWM, resident, 118 MB; VmPeak, address space, 43.7 GB: hence not RLIMIT_AS). */
+  memoryMb: 1024,
+  /** Honest peak 12 threads in the server (a thread counts as a process), plus bwrap's init in the sandbox. */
+  procs: 64,
+  /** Honest peak 49 descriptors (stage 6: a pg pool, sockets, the log pipes). */
+  files: 1024,
+  /** Honest largest file: the SQLite WAL, 0.6 MB (the tsx cache's files are smaller; PostgreSQL's are not learner code). */
+  fileSizeMb: 256,
+  /** Honest peak 3.1 s of CPU for a server that lived through a whole grade. */
+  cpuSeconds: 120,
+}
+
+/** How long after SIGXCPU the kernel sends SIGKILL. */
+const CPU_GRACE_S = 5
+
+export class LimitsError extends Error {}
+
+const KEYS: Record<string, keyof Limits> = { memory: 'memoryMb', procs: 'procs', files: 'files', filesize: 'fileSizeMb', cpu: 'cpuSeconds' }
+
+/**
+ * The instructor's override, read here and nowhere else: LAB_LIMITS, a
+ * comma-separated list of name=whole number, each replacing its default:
+ *   memory=MB  procs=N  files=N  filesize=MB  cpu=SECONDS
+ * e.g. LAB_LIMITS='memory=2048,procs=128'. LAB_LIMITS=off runs without
+ * limits. Anything else (an unknown name, a number that is not a whole
+ * number ≥ 1, a name twice) is refused with a LimitsError.
+ */
+export function parseLimits(text: string | undefined): Limits | undefined {
+  const spec = text?.trim() ?? ''
+  if (spec === '') return { ...DEFAULT_LIMITS }
+  if (spec === 'off') return undefined
+  const limits = { ...DEFAULT_LIMITS }
+  const seen = new Set<string>()
+  for (const part of spec.split(',')) {
+    const match = /^\s*([a-z]+)\s*=\s*(\d+)\s*$/.exec(part)
+    const key = match && KEYS[match[1]!]
+    if (!match || !key)
+      throw new LimitsError(
+        `LAB_LIMITS: "${part.trim()}" is not one of ${Object.keys(KEYS)
+          .map((k) => `${k}=N`)
+          .join(', ')} (or "off")`,
+      )
+    const value = Number(match[2])
+    if (!Number.isSafeInteger(value) || value < 1) throw new LimitsError(`LAB_LIMITS: ${match[1]} takes a whole number ≥ 1, not ${match[2]}`)
+    if (seen.has(key)) throw new LimitsError(`LAB_LIMITS: ${match[1]} is given twice`)
+    seen.add(key)
+    limits[key] = value
+  }
+  return limits
+}
+
+/** The limits of this grading: the defaults, or LAB_LIMITS; undefined when off. */
+export function limitsFromEnv(env: NodeJS.ProcessEnv = process.env): Limits | undefined {
+  return parseLimits(env.LAB_LIMITS)
+}
+
+let prlimit: { path?: string } | undefined
+
+/** util-linux's prlimit, if this machine has it (probed once). */
+export function findPrlimit(): string | undefined {
+  prlimit ??= {
+    path: ['/usr/bin', '/bin', ...(process.env.PATH ?? '').split(delimiter)]
+      .filter(Boolean)
+      .map((dir) => join(dir, 'prlimit'))
+      .find((file) => {
+        try {
+          accessSync(file, constants.X_OK)
+          return true
+        } catch {
+          return false
+        }
+      }),
+  }
+  return prlimit.path
+}
+
+const MB = 1024 * 1024
+
+/** prlimit's options for `limits` (no core dumps either: a killed process writes none). */
+export function prlimitArgs(limits: Limits): string[] {
+  return [
+    `--data=${limits.memoryMb * MB}`,
+    `--nproc=${limits.procs}`,
+    `--nofile=${limits.files}`,
+    `--fsize=${limits.fileSizeMb * MB}`,
+    `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + CPU_GRACE_S}`,
+    '--core=0',
+  ]
+}
+
+/** `command` under `limits`, run by the prlimit at `prlimitPath`. */
+export function withLimits(command: string[], limits: Limits, prlimitPath: string): string[] {
+  return [prlimitPath, ...prlimitArgs(limits), '--', ...command]
+}
+
+/** How a process ended: its exit code or signal, and what it printed. */
+export type ProcessEnd = { code?: number | null; signal?: string | null; log?: string }
+
+/**
+ * The end of a process from the words ServerProcess uses ("killed by
+ * SIGXCPU", "exited with code 152"), in a text that holds them.
+ */
+export function endFromText(text: string, log = text): ProcessEnd {
+  const signal = /\bkilled by (SIG[A-Z0-9]+)/.exec(text)?.[1]
+  const code = /\bexited with code (\d+)/.exec(text)?.[1]
+  return { signal: signal ?? null, code: code === undefined ? null : Number(code), log }
+}
+
+/** Signal numbers to names, the first name of each (SIGABRT, not its alias SIGIOT). */
+const SIGNAL_NAMES = new Map<number, string>()
+for (const [name, number] of Object.entries(os.signals)) if (!SIGNAL_NAMES.has(number)) SIGNAL_NAMES.set(number, name)
+
+/** The signal that ended it: its own, or bwrap's 128 + n (bwrap exits with that when its command dies of signal n). */
+function signalOf(end: ProcessEnd): string | undefined {
+  if (end.signal) return end.signal
+  if (typeof end.code === 'number' && end.code > 128) return SIGNAL_NAMES.get(end.code - 128)
+  return undefined
+}
+
+/** The OS refused memory (the memory limit): V8's and Node's words for it, and the C++ runtime's. */
+const OUT_OF_MEMORY =
+  /Array buffer allocation failed|std::bad_alloc|Cannot allocate memory|\bENOMEM\b|Fatal process out of memory|could not allocate memory|JavaScript heap out of memory|OOMErrorHandler|FatalProcessOutOfMemory/
+/** V8 reached its own heap cap (--max-old-space-size), which is not ours. */
+const HEAP_CAP = /Reached heap limit|Ineffective mark-compacts near heap limit/
+/** An abort in V8's heap code: the tail of the native stack V8 prints when it runs out of memory (its first lines may be cut off). */
+const V8_HEAP_FRAME = /v8::internal::Heap::|v8::internal::BackingStore::|v8::ArrayBuffer::New/
+const NO_PROCESS =
+  /\bspawn\b[^\n]*\bEAGAIN\b|\bEAGAIN\b[^\n]*\bspawn\b|Cannot fork|fork: Resource temporarily unavailable|(?:uv_thread_create|pthread_create)[^\n]*(?:EAGAIN|Resource temporarily unavailable)/
+const TOO_BIG = /\bEFBIG\b|File too large/
+const TOO_MANY_FILES = /\bEMFILE\b|Too many open files/i
+
+/** Node's heap cap from NODE_OPTIONS (the roster sets one), in MB. */
+const heapCapMb = (env: NodeJS.ProcessEnv = process.env) => Number(/--max-old-space-size=(\d+)/.exec(env.NODE_OPTIONS ?? '')?.[1]) || undefined
+
+/**
+ * The limit a process that died ran into, as a sentence ("the server used
+ * more than 1024 MB of memory, …"), or undefined when how it ended names
+ * none. `limits`: those it ran under (undefined: none, then only Node's own
+ * heap cap can be named). Node's heap cap comes first: V8 says "Reached heap
+ * limit" for its own cap, and other words when the OS refuses memory. A bare SIGKILL names nothing: the grader's own
+ * kills and the kernel's OOM killer send it too.
+ */
+export function limitVerdict(end: ProcessEnd, limits: Limits | undefined, who = 'the server', env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const signal = signalOf(end)
+  const log = end.log ?? ''
+  const cap = heapCapMb(env)
+  const change = (name: string) => `the limit for learner code (LAB_LIMITS=${name}=… changes it)`
+  if (HEAP_CAP.test(log)) return `${who} ran out of memory: its JavaScript heap grew past ${cap ? `${cap} MB, ` : ''}Node's heap cap (--max-old-space-size)`
+  if (!limits) return undefined
+  if (signal === 'SIGXCPU') return `${who} used more than ${limits.cpuSeconds} s of CPU time, ${change('cpu')}`
+  if (signal === 'SIGXFSZ' || TOO_BIG.test(log)) return `${who} wrote a file larger than ${limits.fileSizeMb} MB, ${change('filesize')}`
+  if (OUT_OF_MEMORY.test(log) || (signal === 'SIGABRT' && V8_HEAP_FRAME.test(log)))
+    return `${who} used more than ${limits.memoryMb} MB of memory, ${change('memory')}`
+  if (NO_PROCESS.test(log)) return `${who} started more than ${limits.procs} processes or threads, ${change('procs')}`
+  if (TOO_MANY_FILES.test(log)) return `${who} had more than ${limits.files} files open at once, ${change('files')}`
+  if (signal === 'SIGSEGV' || signal === 'SIGBUS')
+    return `${who} crashed (${signal}), which is how a process can end when it runs out of memory: ${limits.memoryMb} MB, ${change('memory')}`
+  return undefined
+}
+
+/** limitVerdict with this grading's limits (LAB_LIMITS), for the reports; a bad LAB_LIMITS names nothing here (the spawn refused it already). */
+export function gradingLimitVerdict(end: ProcessEnd, who = 'the server'): string | undefined {
+  let limits: Limits | undefined
+  try {
+    limits = findPrlimit() ? limitsFromEnv() : undefined
+  } catch {
+    return undefined
+  }
+  return limitVerdict(end, limits, who)
+}
