@@ -1,8 +1,8 @@
 // npm run bench [-- --json FILE] [--seconds N] [--rounds N] [--stages 0,5] [--connections N] [--parts load,pg,grade,day,loop] [--instances 1,3] [--seed N]
 // Not part of `npm test`: it takes minutes and its figures depend on the machine.
 import { writeFileSync } from 'node:fs'
-import { parseArgs } from 'node:util'
 import chalk from 'chalk'
+import { parseArgsOrExit } from '#harness/cliArgs.ts'
 import { course } from '#harness/course.ts'
 import { installSignalCleanup } from '#harness/processes.ts'
 import { measureDayReplay } from './dayReplay.ts'
@@ -42,7 +42,7 @@ function numberOption(value: string, name: string, integer: boolean): number {
 
 async function main(): Promise<number> {
   installSignalCleanup()
-  const { values } = parseArgs({
+  const { values } = parseArgsOrExit(USAGE, {
     options: {
       json: { type: 'string' },
       seconds: { type: 'string', default: '1' },

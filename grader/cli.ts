@@ -1,11 +1,11 @@
 // npm run grade -- <stage|all> [--solution | --dir PATH | --server CMD | --roster DIR] [--seed N] [--repeat N] [--json FILE] [--verbose]
 import { existsSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import chalk from 'chalk'
+import { parseArgsOrExit } from '../harness/cliArgs.ts'
 import { course, findStage, UnknownStageError } from '../harness/course.ts'
 import { gradeAll } from './gradeAll.ts'
-import { installSignalCleanup } from '../harness/processes.ts'
+import { exitUnlessInterrupted, installSignalCleanup, interrupted } from '../harness/processes.ts'
 import { nextStep } from './nextStep.ts'
 import { LOOP_OPTIONS, LOOP_USAGE, LoopOptionError, loopGradeOptions } from './options.ts'
 import { printCheck, printDatabaseStart, printHeader, printKept, stageHeadings, printSummary, printVerboseExchange } from './report.ts'
@@ -47,11 +47,13 @@ ${LOOP_USAGE}
                    checkout in its own process; results go to the store
     --store FILE   the results store (default results/grades.sqlite)
     --time-limit S seconds per stage of a checkout before it is stopped (default ${DEFAULT_TIME_LIMIT_S})
-    --jobs N       checkouts graded at a time (default: the number of cores)`
+    --jobs N       checkouts graded at a time (default: the number of cores)
+    --regrade      grade again what the store already holds from this roster
+                   (a rerun otherwise grades only what is missing)`
 
 async function main(): Promise<number> {
   installSignalCleanup()
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseArgsOrExit(USAGE, {
     allowPositionals: true,
     options: {
       solution: { type: 'boolean', default: false },
@@ -71,6 +73,7 @@ async function main(): Promise<number> {
       store: { type: 'string' },
       'time-limit': { type: 'string', default: String(DEFAULT_TIME_LIMIT_S) },
       jobs: { type: 'string' },
+      regrade: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       ...LOOP_OPTIONS,
     },
@@ -115,6 +118,7 @@ async function main(): Promise<number> {
       timeLimitMs: timeLimit * 1000,
       jobs,
       sandbox,
+      regrade: values.regrade,
     })
   }
   // --keep leaves the learner's own server up for curl, on a port: no sandbox (it has no network).
@@ -192,9 +196,13 @@ async function main(): Promise<number> {
 
 class UsageError extends Error {}
 
+// Interrupted, main() ends however the cut grade ends: the signal handler
+// (processes.ts) has said `interrupted` and exits with 130 or 143 once every
+// child is stopped, with nothing more printed.
 main().then(
-  (code) => process.exit(code),
+  (code) => exitUnlessInterrupted(code),
   (error) => {
+    if (interrupted()) return
     if (
       error instanceof UsageError ||
       error instanceof UnknownStageError ||

@@ -10,6 +10,7 @@ import { skippedOnDatabase, type Check } from './check.ts'
 import { isNotStarted, notStartedProgress, renderProgress, stageProgress, type StageProgress } from './progress.ts'
 import { printCheck, printDatabaseStart, printHeader, stageHeadings, printSummary, printVerboseExchange } from './report.ts'
 import type { GradeResult } from './runner.ts'
+import { InterruptedError, interrupted } from '../harness/processes.ts'
 import { describeSource, type Source } from '../harness/workspace.ts'
 
 export type GradeAllOptions = { source: Source; seed: number; verbose: boolean; json?: string; sandbox?: boolean; sandboxTmp?: string }
@@ -32,6 +33,8 @@ export async function gradeAll(o: GradeAllOptions): Promise<number> {
   const stages: StageGrade[] = []
   const progress: StageProgress[] = []
   for (const stage of course.stages) {
+    // Interrupted: no next stage, and no progress table made of the stages graded so far.
+    if (interrupted()) throw new InterruptedError()
     const where = o.source.kind === 'solution' ? `solutions/${stage.folder}` : o.source.kind === 'dir' ? o.source.path : `stages/${stage.folder}`
     printHeader(stage, o.seed, where)
     if (isNotStarted(stage, o.source)) {
@@ -57,6 +60,7 @@ export async function gradeAll(o: GradeAllOptions): Promise<number> {
     stages.push(result)
     progress.push(stageProgress(result, stage, o.source))
   }
+  if (interrupted()) throw new InterruptedError()
   console.log(renderProgress(progress, o.source))
   const passed = stages.every((r) => r.passed)
   if (o.json) {

@@ -4,11 +4,16 @@
 // so a learner asks for exactly as much help as they need.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import chalk from 'chalk'
 import { z } from 'zod'
+import { parseArgsOrExit } from '../harness/cliArgs.ts'
 import { findStage, UnknownStageError, type Stage } from '../harness/course.ts'
 import { repoRoot } from '../harness/paths.ts'
+
+const USAGE = `usage: npm run hint -- <stage> [--reset]
+
+  <stage>   0, stage0, or a slug such as unique-key: shows its hints seen so far, and one more
+  --reset   hide the stage's hints again`
 
 /** Where the count lives; LAB_HOME moves it (the tests use a folder of their own). */
 const stateFile = () => resolve(process.env.LAB_HOME ?? resolve(repoRoot, '.lab'), 'hints.json')
@@ -51,9 +56,9 @@ function resetHints(stage: Stage) {
 }
 
 function main(): number {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { reset: { type: 'boolean', default: false } } })
+  const { values, positionals } = parseArgsOrExit(USAGE, { allowPositionals: true, options: { reset: { type: 'boolean', default: false } } })
   if (positionals.length !== 1) {
-    console.error('usage: npm run hint -- <stage> [--reset]')
+    console.error(USAGE)
     return 2
   }
   const stage = findStage(positionals[0]!)

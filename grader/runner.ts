@@ -12,6 +12,7 @@ import { endRun, prepareRun, startShared, type GradeOptions, type Run } from './
 import { failedToStart, notRun } from './startFailure.ts'
 import { course, type Stage } from '../harness/course.ts'
 import { CheckFailure } from '../harness/failure.ts'
+import { InterruptedError, interrupted } from '../harness/processes.ts'
 import type { ServerCommand } from '../harness/serverCommand.ts'
 import type { ServerProcess } from '../harness/spawnServer.ts'
 import { describeSource, type Source } from '../harness/workspace.ts'
@@ -36,9 +37,17 @@ export type GradeResult = {
   kept?: KeptServer
 }
 
-export function rerunCommand(stage: number, seed: number, source: Source = { kind: 'starter' }, server?: ServerCommand): string {
+/** The command that grades this again: same stage, seed and code, and as narrowed (--only, --no-regression). */
+export function rerunCommand(
+  stage: number,
+  seed: number,
+  source: Source = { kind: 'starter' },
+  server?: ServerCommand,
+  narrowed: Pick<GradeOptions, 'only' | 'noRegression'> = {},
+): string {
   const foreign = server && ['--server', server.line, ...(server.cwd === process.cwd() ? [] : ['--dir', server.cwd])]
-  return `npm run grade -- ${stage} --seed ${seed}${foreign ? ` ${quote(foreign)}` : describeSource(source)}`
+  const narrowing = [...(narrowed.only ?? []).flatMap((id) => ['--only', id]), ...(narrowed.noRegression ? ['--no-regression'] : [])]
+  return `npm run grade -- ${stage} --seed ${seed}${foreign ? ` ${quote(foreign)}` : describeSource(source)}${narrowing.length ? ` ${quote(narrowing)}` : ''}`
 }
 
 export async function grade(options: GradeOptions): Promise<GradeResult> {
@@ -48,11 +57,14 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
   let kept: KeptServer | undefined
   try {
     for (const { check, stage } of checkOrder(run)) {
+      if (interrupted()) throw new InterruptedError()
       options.onCheckStart?.(stage, check)
       // A refused folder or a server that did not start is told by gradeCheck, like every other check.
       const healthy = !run.copied && !run.startFailedIn
       const waiting = check.afterOwnChecks && healthy && results.find((r) => r.stage === stage.number && !r.passed && r.status !== 'skipped')
       const result = waiting ? notYetJudged(check, stage, waiting.id) : await gradeCheck(run, check, stage)
+      // Interrupted, the check may have failed on a server the interrupt stopped: that is no verdict to tell.
+      if (interrupted()) throw new InterruptedError()
       results.push(result)
       options.onCheckEnd?.(result)
       // A check left unjudged is not a failure: the one that fails for its cause comes, or came, on its own.
@@ -70,7 +82,7 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
     maxScore: results.reduce((sum, r) => sum + r.maxPoints, 0),
     durationMs: Math.round(performance.now() - started),
     serverStartMs: run.serverStartMs,
-    rerun: rerunCommand(run.graded.number, options.seed, run.workspace.source, options.server),
+    rerun: rerunCommand(run.graded.number, options.seed, run.workspace.source, options.server, options),
     checks: results,
     ...(kept ? { kept } : {}),
   }

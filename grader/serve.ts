@@ -7,12 +7,21 @@
 import { spawn } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import { parseArgsOrExit } from '../harness/cliArgs.ts'
 import { findStage } from '../harness/course.ts'
 import { createDemo, demoCurls } from './serveDemo.ts'
 import { repoRoot } from '../harness/paths.ts'
 
-const { values, positionals } = parseArgs({
+const USAGE = `usage: npm run serve -- [<stage>] [--solution] [--port N] [--fresh] [--demo]
+
+  <stage>      0, stage0, or a slug such as unique-key (default 0)
+  --solution   serve the reference solution instead of stages/
+  --port N     the port on 127.0.0.1 (default 3000)
+  --fresh      start from an empty database (each stage keeps its own bank-NN-slug.sqlite)
+  --demo       create a client and two funded accounts, and print curl lines to try them
+  LAB_DB and LAB_ADMIN_TOKEN override the database file and the admin token`
+
+const { values, positionals } = parseArgsOrExit(USAGE, {
   allowPositionals: true,
   options: {
     solution: { type: 'boolean', default: false },

@@ -5,12 +5,12 @@
 // the next step. Ctrl-C stops it and every process it started.
 import { watch } from 'node:fs'
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import chalk from 'chalk'
+import { parseArgsOrExit } from '../harness/cliArgs.ts'
 import { course, findStage } from '../harness/course.ts'
 import { nextStep } from './nextStep.ts'
 import { repoRoot } from '../harness/paths.ts'
-import { installSignalCleanup } from '../harness/processes.ts'
+import { installSignalCleanup, interrupted } from '../harness/processes.ts'
 import { printCheck, printDatabaseStart, printHeader, printSummary, stageHeadings } from './report.ts'
 import { newSeed } from '../harness/rng.ts'
 import { grade } from './runner.ts'
@@ -19,8 +19,16 @@ import type { Source } from '../harness/workspace.ts'
 /** Editors write a file in several steps (truncate, write, rename): one regrade for the lot. */
 const SETTLE_MS = 150
 
+const USAGE = `usage: npm run watch -- <stage> [--all] [--solution | --dir PATH] [--seed N]
+
+  <stage>      0, stage0, or a slug such as unique-key
+  --all        run every check, not only up to the first failure
+  --solution   watch the reference solution instead of stages/
+  --dir PATH   watch the learner files of another checkout of the course
+  --seed N     the seed of every grade (default: a new one each time)`
+
 installSignalCleanup()
-const { values, positionals } = parseArgs({
+const { values, positionals } = parseArgsOrExit(USAGE, {
   allowPositionals: true,
   options: {
     all: { type: 'boolean', default: false },
@@ -30,7 +38,7 @@ const { values, positionals } = parseArgs({
   },
 })
 if (positionals.length !== 1) {
-  console.error('usage: npm run watch -- <stage> [--all] [--solution | --dir PATH] [--seed N]')
+  console.error(USAGE)
   process.exit(2)
 }
 const stage = findStage(positionals[0]!)
@@ -45,6 +53,8 @@ let again = false
 let settle: NodeJS.Timeout | undefined
 
 async function regrade(reason: string) {
+  // Interrupted: processes.ts stops the grade's servers and exits (130 or 143); the cut grade ends in InterruptedError, which it swallows.
+  if (interrupted()) return
   if (running) {
     again = true // a save during a grade: one more grade when it ends
     return

@@ -1,6 +1,7 @@
 // Every child the grader starts is registered here, so that nothing outlives
 // the grader: not on success, not on a thrown error, not on Ctrl-C.
 import type { ChildProcess } from 'node:child_process'
+import { constants as osConstants } from 'node:os'
 
 /** Each live child, with how long it gets to stop on a signal before SIGKILL. */
 const live = new Map<ChildProcess, number>()
@@ -36,6 +37,8 @@ export function track(child: ChildProcess, shutdownGraceMs = 2_000) {
   installExitHook()
   live.set(child, shutdownGraceMs)
   child.once('exit', () => live.delete(child))
+  // Started by code still running after an interrupt (a replay restarting a server): it stops at once.
+  if (interruptedBy) void stopGroup(child, shutdownGraceMs)
 }
 
 /** Signal a child's whole process group (children are spawned detached, as group leaders). */
@@ -73,24 +76,71 @@ function killAll() {
 }
 
 let installed = false
-let stopping = false
+let interruptedBy: NodeJS.Signals | undefined
+
+/**
+ * Whether a signal interrupted this process (installSignalCleanup). What runs
+ * on after it (a check whose server was just stopped, a roster job whose
+ * child was) has no result worth telling or keeping: it asks this first.
+ */
+export function interrupted(): boolean {
+  return interruptedBy !== undefined
+}
+
+/** Thrown where work stops because of an interrupt: a command's main() ends in it, and the signal handler decides the exit. */
+export class InterruptedError extends Error {
+  constructor() {
+    super('interrupted')
+  }
+}
+
+/** The exit status of a process ended by `signal`, as a shell reports it: 130 for SIGINT, 143 for SIGTERM. */
+export const signalExitCode = (signal: NodeJS.Signals) => 128 + (osConstants.signals[signal] ?? 15)
+
+/** For a command's main(): exit with its code, unless an interrupt is under way (its handler exits, with 130 or 143, once the children are stopped). */
+export function exitUnlessInterrupted(code: number): void {
+  if (!interrupted()) process.exit(code)
+}
+
 /**
  * For command-line tools: Ctrl-C and friends stop every child first. They get
  * SIGTERM and a moment, not SIGKILL at once: a child that is itself a grader
  * (a roster's) then removes its own temp folders and overlays, and a server
  * closes its database. A second signal while that runs changes nothing.
+ *
+ * An interrupt is not a result: the process says `interrupted` once, on
+ * stderr, and nothing after it. Whatever still runs while the children stop
+ * (a check failing on its stopped server, a request cut by it) is muted, its
+ * errors swallowed, and the process exits with 128 + the signal's number.
  */
 export function installSignalCleanup() {
   if (installed) return
   installed = true
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => {
-      if (stopping) return
-      stopping = true
+      if (interruptedBy) return
+      interruptedBy = signal
+      process.exitCode = signalExitCode(signal)
+      // A worker its parent drives over IPC (a test runner's fork, stopped with SIGTERM when the run ends) was not interrupted by anyone.
+      if (!process.channel) process.stderr.write('interrupted\n')
+      muteOutput()
       void Promise.all([...live].map(([child, graceMs]) => stopGroup(child, graceMs))).finally(() => {
         killAll()
-        process.exit(signal === 'SIGINT' ? 130 : 143)
+        process.exit(signalExitCode(signal))
       })
     })
   }
+}
+
+/** After `interrupted`: no line, no stack trace, no crash of what the stopped children leave failing. */
+function muteOutput() {
+  const silent = ((_chunk: unknown, encoding?: unknown, callback?: unknown) => {
+    const done = typeof encoding === 'function' ? encoding : callback
+    if (typeof done === 'function') queueMicrotask(() => done())
+    return true
+  }) as typeof process.stdout.write
+  process.stdout.write = silent
+  process.stderr.write = silent
+  process.on('uncaughtException', () => {})
+  process.on('unhandledRejection', () => {})
 }

@@ -1,12 +1,12 @@
 // npm run replay -- <stage | all> [--solution | --dir PATH] [--json FILE] [--day FILE] [--chart FILE]
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, relative, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import chalk from 'chalk'
 import cliProgress from 'cli-progress'
+import { parseArgsOrExit } from '#harness/cliArgs.ts'
 import { course, findStage, UnknownStageError } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
-import { installSignalCleanup } from '#harness/processes.ts'
+import { exitUnlessInterrupted, installSignalCleanup, interrupted } from '#harness/processes.ts'
 import type { Source } from '#harness/workspace.ts'
 import { DAY_FILE } from '../logs/generator.ts'
 import { chartHtml } from './chart.ts'
@@ -28,7 +28,7 @@ class UsageError extends Error {}
 
 async function main(): Promise<number> {
   installSignalCleanup()
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseArgsOrExit(USAGE, {
     allowPositionals: true,
     options: {
       solution: { type: 'boolean', default: false },
@@ -93,9 +93,12 @@ async function main(): Promise<number> {
   return 0
 }
 
+// Interrupted, a replay's requests fail on the servers the interrupt stops: the
+// signal handler (processes.ts) has said `interrupted`, and exits with 130 or 143.
 main().then(
-  (code) => process.exit(code),
+  (code) => exitUnlessInterrupted(code),
   (error) => {
+    if (interrupted()) return
     if (error instanceof UsageError || error instanceof UnknownStageError) {
       console.error(chalk.red(error.message))
       console.error(USAGE)

@@ -79,12 +79,12 @@ describe.concurrent('exit codes', () => {
     expect(result.checks.filter((c) => !c.passed).map((c) => c.id)).toEqual(['suspected-duplicates'])
   })
 
+  // An unknown option, for every command: cliUsage.test.ts.
   const usage: Array<[string, string[], RegExp]> = [
     ['an unknown stage number', ['99'], /unknown stage "99"/],
     ['no stage at all', [], /usage: npm run grade/],
     ['a seed that is not a number', ['0', '--seed', 'abc'], /--seed takes a whole number/],
     ['--solution with --dir', ['0', '--solution', '--dir', '.'], /exclude each other/],
-    ['an unknown option', ['0', '--bogus'], /bogus/],
     ['a --dir that does not exist', ['0', '--dir', '/nonexistent/checkout', '--seed', '1'], /nonexistent\/checkout/],
   ]
   it.concurrent.for(usage)('2 for %s', async ([, args, says], { expect }) => {

@@ -226,7 +226,7 @@ describe.concurrent('grading stage 0', () => {
       const only = ['suspected-duplicates']
       const ok = await gradeAndCheckCleanup('dir-good', { source: { kind: 'dir', path: good.path }, only })
       expect(ok.result.passed).toBe(true)
-      expect(ok.result.rerun).toBe(`npm run grade -- 0 --seed 7 --dir ${good.path}`)
+      expect(ok.result.rerun).toBe(`npm run grade -- 0 --seed 7 --dir ${good.path} --only suspected-duplicates`)
       const bad = await gradeAndCheckCleanup('dir-wrong', { source: { kind: 'dir', path: wrong.path }, only })
       expect(bad.result.checks[0]).toMatchObject({ passed: false, message: 'on a crafted ledger, your query must flag exactly the copies' })
       const err = await gradeAndCheckCleanup('dir-broken', { source: { kind: 'dir', path: broken.path }, only })

@@ -5,8 +5,8 @@
 // "gradedAt" field, else the file's modification time.
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import chalk from 'chalk'
+import { parseArgsOrExit } from '../../harness/cliArgs.ts'
 import { stageByNumber } from '../../harness/course.ts'
 import { parseGradeResult } from './resultSchema.ts'
 import { DEFAULT_STORE, DuplicateRunError, ResultsStore } from './store.ts'
@@ -17,7 +17,7 @@ const USAGE = `usage: npm run scores:import -- [--store FILE] FILE|DIR...
   a folder is searched for *.json files, recursively.
   --store FILE   the results store (default results/grades.sqlite)`
 
-const { values, positionals } = parseArgs({
+const { values, positionals } = parseArgsOrExit(USAGE, {
   allowPositionals: true,
   options: { store: { type: 'string', default: DEFAULT_STORE }, help: { type: 'boolean', short: 'h', default: false } },
 })

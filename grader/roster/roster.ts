@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path'
 import chalk from 'chalk'
 import pLimit from 'p-limit'
 import type { Stage } from '../../harness/course.ts'
+import { InterruptedError, interrupted } from '../../harness/processes.ts'
 import { ResultsStore, DEFAULT_STORE } from './store.ts'
 import { killMarked } from './strays.ts'
 import { gradeSubmission, overlaysOf, removeOverlays, type SubmissionResult } from './submission.ts'
@@ -28,6 +29,8 @@ export type RosterOptions = {
   jobs?: number
   /** Each checkout's servers run sandboxed (sandboxPolicy() decides). */
   sandbox: boolean
+  /** Grade again what the store already holds a finished grading of, from this roster (--regrade). */
+  regrade?: boolean
 }
 
 export class RosterError extends Error {}
@@ -50,11 +53,15 @@ export function listSubmissions(roster: string): Array<{ learner: string; checko
 
 export async function gradeRoster(o: RosterOptions): Promise<number> {
   const submissions = listSubmissions(o.roster)
-  const jobsToRun = submissions.flatMap((s) => o.stages.map((stage) => ({ ...s, stage })))
+  const origin = `roster ${o.roster}`
+  const store = new ResultsStore(o.store ?? DEFAULT_STORE)
+  // A rerun (after an interrupt, say) grades only what this roster has not finished yet.
+  const finished = new Set(o.regrade ? [] : store.finishedGradings(origin).map((g) => `${g.learner}\t${g.stage}`))
+  const planned = submissions.flatMap((s) => o.stages.map((stage) => ({ ...s, stage })))
+  const jobsToRun = planned.filter((j) => !finished.has(`${j.learner}\t${j.stage.number}`))
   const timeLimitMs = o.timeLimitMs ?? DEFAULT_TIME_LIMIT_S * 1000
   // A grading keeps about one core busy between the grader and the server it drives.
   const jobs = o.jobs ?? availableParallelism()
-  const store = new ResultsStore(o.store ?? DEFAULT_STORE)
   const batchDir = mkdtempSync(join(tmpdir(), 'idem-roster-'))
   const workDirs = jobsToRun.map((_, i) => join(batchDir, String(i)))
   // Ctrl-C: processes.ts stops the grader children; this gets what they
@@ -71,11 +78,16 @@ export async function gradeRoster(o: RosterOptions): Promise<number> {
       chalk.dim(`  (seed ${o.seed}, ${jobs} at a time, ${timeLimitMs / 1000} s per stage at most)`) +
       (o.sandbox ? chalk.dim(' · sandboxed') : chalk.yellow(' · NOT sandboxed (--no-sandbox)')),
   )
+  const skipped = planned.length - jobsToRun.length
+  if (skipped > 0)
+    console.log(chalk.dim(`  ${skipped} of ${planned.length} gradings already in ${store.path} from this roster: skipped (--regrade grades them again)`))
   const started = performance.now()
   const limit = pLimit(jobs)
-  const results: SubmissionResult[] = await Promise.all(
+  const settled: Array<SubmissionResult | undefined> = await Promise.all(
     jobsToRun.map((s, i) =>
       limit(async () => {
+        // Interrupted: no new grader child, and the result of one stopped mid-grade is no result.
+        if (interrupted()) return undefined
         const done = await gradeSubmission({
           ...s,
           seed: o.seed,
@@ -84,19 +96,25 @@ export async function gradeRoster(o: RosterOptions): Promise<number> {
           workDir: workDirs[i]!,
           sandbox: o.sandbox,
         })
-        store.record({
-          learner: done.learner,
-          gradedAt: done.gradedAt,
-          outcome: done.outcome,
-          reason: done.reason,
-          origin: `roster ${o.roster}`,
-          result: done.result,
-        })
+        if (interrupted()) return undefined
+        // A grader child interrupted on its own (not by us) did not finish either: not stored, a rerun grades it.
+        if (done.outcome !== 'interrupted')
+          store.record({
+            learner: done.learner,
+            gradedAt: done.gradedAt,
+            outcome: done.outcome,
+            reason: done.reason,
+            origin,
+            result: done.result,
+          })
         printLine(done)
         return done
       }),
     ),
   )
+  // The signal handler (processes.ts) stops the children and exits; nothing of the batch is reported.
+  if (interrupted()) throw new InterruptedError()
+  const results = settled.filter((r): r is SubmissionResult => r !== undefined)
   const wallMs = Math.round(performance.now() - started)
   process.off('exit', sweep)
   rmSync(batchDir, { recursive: true, force: true })
@@ -114,16 +132,20 @@ export async function gradeRoster(o: RosterOptions): Promise<number> {
     const payload = { stages: o.stages.map((s) => s.number), seed: o.seed, wallMs, store: store.path, submissions: submissionsOut }
     writeFileSync(o.json, `${JSON.stringify(payload, null, 2)}\n`)
   }
-  const unfinished = results.filter((r) => r.outcome !== 'graded').length
+  const cut = results.filter((r) => r.outcome === 'interrupted').length
+  const unfinished = results.filter((r) => r.outcome !== 'graded' && r.outcome !== 'interrupted').length
   console.log(
-    `\n${results.length} graded in ${(wallMs / 1000).toFixed(1)} s` +
+    `\n${results.length - cut} graded in ${(wallMs / 1000).toFixed(1)} s` +
       (unfinished ? chalk.yellow(` · ${unfinished} without a result of their own (0 points, reason stored)`) : '') +
+      (cut ? chalk.yellow(` · ${cut} interrupted, not stored (a rerun grades them)`) : '') +
       `\nresults kept in ${store.path} · read them with ${chalk.bold('npm run scores')}`,
   )
   return 0
 }
 
 function printLine(r: SubmissionResult) {
+  if (r.outcome === 'interrupted')
+    return console.log(`  ${chalk.yellow('–')} ${r.learner.padEnd(20)} stage ${r.result.stage} not graded  ${chalk.dim(r.reason)}`)
   const mark =
     r.outcome === 'time limit' ? chalk.yellow('⏱') : r.outcome === 'grader failed' ? chalk.red('!') : r.result.passed ? chalk.green('✓') : chalk.red('✗')
   const seconds = chalk.dim(`${(r.wallMs / 1000).toFixed(1)} s`)

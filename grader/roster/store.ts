@@ -192,6 +192,18 @@ export class ResultsStore {
     }))
   }
 
+  /**
+   * The (learner, stage) pairs that runs from `origin` (a roster's folder)
+   * finished: graded, or stopped at the time limit. A grader that failed
+   * left no grade, and an interrupted grading is never stored: a rerun of
+   * the roster grades those, and skips these.
+   */
+  finishedGradings(origin: string): Array<{ learner: string; stage: number }> {
+    return this.db
+      .prepare(`SELECT DISTINCT learner, stage FROM runs WHERE origin = ? AND outcome IN ('graded', 'time limit') ORDER BY learner, stage`)
+      .all(origin) as Array<{ learner: string; stage: number }>
+  }
+
   /** How many runs the store holds in all. */
   runCount(): number {
     return (this.db.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n

@@ -40,7 +40,8 @@ export type SubmissionResult = {
   learner: string
   checkout: string
   gradedAt: string
-  outcome: Outcome
+  /** 'interrupted': the grader child was stopped by a signal it did not get from us at the time limit; no result, none to store. */
+  outcome: Outcome | 'interrupted'
   reason: string
   wallMs: number
   result: GradeSummary
@@ -87,6 +88,8 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
         HOME: home,
         TMPDIR: tmp,
         NODE_OPTIONS: `--max-old-space-size=${o.memoryMb}`,
+        // The instructor's limits for learner code (harness/limits.ts), when set.
+        ...(process.env.LAB_LIMITS === undefined ? {} : { LAB_LIMITS: process.env.LAB_LIMITS }),
       },
     },
   )
@@ -128,6 +131,11 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
     return { ...base, outcome: 'time limit', reason, result: zeroResult(o, 'timeout', reason, wallMs) }
   }
   if (written && 'result' in written) return { ...base, outcome: 'graded', reason: '', ...written }
+  // Interrupted (processes.ts exits with 130 or 143; SIGTERM before it listened): the grading did not finish, whatever it had done.
+  if (code === 130 || code === 143 || signal === 'SIGINT' || signal === 'SIGTERM') {
+    const reason = `interrupted: the grader ${signal ? `was killed by ${signal}` : `exited with code ${code}`}`
+    return { ...base, outcome: 'interrupted', reason, result: zeroResult(o, 'error', reason, wallMs) }
+  }
   const how = signal ? `was killed by ${signal}` : `exited with code ${code}`
   const reason = `the grader ${how}: ${written?.error ?? lastLines(log)}`
   return { ...base, outcome: 'grader failed', reason, result: zeroResult(o, 'error', reason, wallMs) }

@@ -1,7 +1,7 @@
 // npm run scores -- [--store FILE] [--stage N] [--csv FILE] [--html FILE]
 import { existsSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import { parseArgsOrExit } from '../../harness/cliArgs.ts'
 import { findStage } from '../../harness/course.ts'
 import { DEFAULT_STORE, ResultsStore } from '../roster/store.ts'
 import { renderCsv } from './csv.ts'
@@ -16,7 +16,7 @@ const USAGE = `usage: npm run scores -- [options]
   --csv FILE     also write the summary as CSV (learner, points per stage, total, ...)
   --html FILE    also write a self-contained HTML report with pass-rate charts`
 
-const { values } = parseArgs({
+const { values } = parseArgsOrExit(USAGE, {
   options: {
     store: { type: 'string', default: DEFAULT_STORE },
     stage: { type: 'string' },

@@ -42,7 +42,9 @@ export function renderText(s: Summary, store: string): string {
     )
   })
 
-  out.push(chalk.dim("  * the stage's own checks pass, but earlier stages' checks (regression) fail on that folder   T time limit   ! grader failed"))
+  out.push(
+    chalk.dim("  * the stage's own checks pass, but earlier stages' checks (regression) fail on that folder   T time limit   ! grader failed   — not graded"),
+  )
 
   // Pass or fail per check; the columns are the learners, numbered as above.
   const labels = s.checks.map((c) => `${c.id} (${c.maxPoints} pt)`)

@@ -1,0 +1,43 @@
+// node:util's parseArgs for the course's commands: a command line it cannot
+// read (an unknown option, an option without its value, a word where none is
+// taken) is the user's mistake, not the tool failing. It ends the process
+// with one line naming the problem, the command's usage, and exit code 2:
+// no stack trace.
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import chalk from 'chalk'
+
+type ParseArgsError = Error & { code: string }
+
+/** An error parseArgs throws for a malformed command line (ERR_PARSE_ARGS_*), as opposed to any other. */
+export function isParseArgsError(error: unknown): error is ParseArgsError {
+  return error instanceof Error && typeof (error as ParseArgsError).code === 'string' && (error as ParseArgsError).code.startsWith('ERR_PARSE_ARGS_')
+}
+
+/** The problem on one line, e.g. `unknown option --no-such-option`. */
+export function describeParseArgsError(error: ParseArgsError): string {
+  // Node's messages quote the offending word first: 'Unknown option '--x'', 'Option '--dir <value>' argument missing'.
+  const quoted = /'([^']*)'/.exec(error.message)?.[1]
+  const option = quoted?.replace(/ <value>$/, '')
+  if (option !== undefined) {
+    if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${option}`
+    if (error.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return `unexpected argument ${option}: this command takes none`
+    if (/ argument missing/.test(error.message)) return `${option} needs a value`
+    if (/ does not take an argument/.test(error.message)) return `${option} takes no value`
+  }
+  return error.message.split('. ')[0]!
+}
+
+/**
+ * parseArgs(config), except that a malformed command line prints the problem
+ * and `usage` on stderr and exits 2. Any other error is thrown as it is.
+ */
+export function parseArgsOrExit<T extends ParseArgsConfig>(usage: string, config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config)
+  } catch (error) {
+    if (!isParseArgsError(error)) throw error
+    console.error(chalk.red(describeParseArgsError(error)))
+    console.error(usage)
+    process.exit(2)
+  }
+}

@@ -1,0 +1,96 @@
+// Every command reads its command line the same way: an option it does not
+// know is the user's mistake, told in one line with the command's usage and
+// exit code 2, never a stack trace. And a grade narrowed with --only prints a
+// rerun line that narrows it the same way.
+import { execFile } from 'node:child_process'
+import { type ParseArgsConfig, parseArgs } from 'node:util'
+import { afterAll, describe, expect, it } from 'vitest'
+import { describeParseArgsError, isParseArgsError } from '#harness/cliArgs.ts'
+import { repoRoot } from '#harness/paths.ts'
+import { rerunCommand } from '#grader/runner.ts'
+import { runCliDirectly } from './helpers/cli.ts'
+import { scratchDir } from './helpers/scratch.ts'
+
+const scratch = scratchDir('cli-usage')
+afterAll(() => scratch.dispose())
+
+/** Each command's entry point, with the positional it needs to reach its options. */
+const commands: Array<[string, string[]]> = [
+  ['grade', ['grader/cli.ts', '1']],
+  ['watch', ['grader/watch.ts', '1']],
+  ['hint', ['grader/hint.ts', '1']],
+  ['serve', ['grader/serve.ts', '0']],
+  ['replay', ['replay/cli.ts', '0']],
+  ['scores', ['grader/scores/cli.ts']],
+  ['scores:import', ['grader/roster/import.ts', 'results.json']],
+  ['bench', ['bench/cli.ts']],
+]
+
+/** A run that outlives this is stopped (one that ignored the option would go on: watch, serve); the test's own limit is longer. */
+const SPAWN_LIMIT_MS = 200_000
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', ...args],
+      // LAB_HOME: hint must not touch the course's own .lab/ even if it got that far. TMPDIR stays
+      // the system's: tsx keeps its compile cache there, and none of these runs starts a server.
+      { cwd: repoRoot, env: { ...process.env, FORCE_COLOR: '0', LAB_HOME: scratch.path }, timeout: SPAWN_LIMIT_MS },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+    )
+  })
+}
+
+describe.concurrent('an unknown option', () => {
+  it.concurrent.for(commands)(
+    'npm run %s: names it, prints the usage, exits 2, no stack trace',
+    { timeout: SPAWN_LIMIT_MS + 20_000 },
+    async ([name, [entry, ...positionals]], { expect }) => {
+      const r = await run([entry!, ...positionals, '--no-such-option'])
+      const output = r.stdout + r.stderr
+      expect(r.code, output).toBe(2)
+      expect(r.stderr).toContain('unknown option --no-such-option')
+      expect(r.stderr).toContain(`usage: npm run ${name} --`)
+      expect(output).not.toMatch(/^ {4}at /m)
+    },
+  )
+})
+
+describe('the line that names the problem', () => {
+  const problem = (args: string[], config: ParseArgsConfig = {}) => {
+    try {
+      parseArgs({ ...config, args })
+    } catch (error) {
+      if (isParseArgsError(error)) return describeParseArgsError(error)
+      throw error
+    }
+    return undefined
+  }
+
+  it('names an unknown option, a missing value, a value given to a flag, and a stray argument', () => {
+    const options = { seed: { type: 'string' }, solution: { type: 'boolean' } } as const
+    expect(problem(['--no-such-option'], { options, allowPositionals: true })).toBe('unknown option --no-such-option')
+    expect(problem(['-z'], { options })).toBe('unknown option -z')
+    expect(problem(['--seed'], { options })).toBe('--seed needs a value')
+    expect(problem(['--solution=yes'], { options })).toBe('--solution takes no value')
+    expect(problem(['extra'], { options })).toBe('unexpected argument extra: this command takes none')
+    expect(problem(['--seed', '1'], { options })).toBeUndefined()
+  })
+})
+
+describe('the rerun line', () => {
+  it('keeps --only (and --no-regression), quoted for the shell', () => {
+    expect(rerunCommand(0, 7)).toBe('npm run grade -- 0 --seed 7')
+    expect(rerunCommand(2, 7, { kind: 'solution' }, undefined, { only: ['a', 'b'] })).toBe('npm run grade -- 2 --seed 7 --solution --only a --only b')
+    expect(rerunCommand(2, 7, { kind: 'starter' }, undefined, { only: ["it's"], noRegression: true })).toBe(
+      `npm run grade -- 2 --seed 7 --only "it's" --no-regression`,
+    )
+  })
+
+  it('a grade with --only prints it in its rerun line', async () => {
+    const r = await runCliDirectly(['0', '--solution', '--seed', '7', '--only', 'suspected-duplicates'], scratch.path)
+    expect(r.code, r.stdout + r.stderr).toBe(0)
+    expect(r.stdout).toContain('rerun: npm run grade -- 0 --seed 7 --solution --only suspected-duplicates')
+  })
+})
