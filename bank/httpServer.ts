@@ -9,6 +9,11 @@ import { createServer, STATUS_CODES, type RequestListener, type Server } from 'n
 import type { Duplex } from 'node:stream'
 import { problem, writeOutcome, type Outcome } from './problem.ts'
 
+/** Far above what a whole request takes over loopback or a LAN, even on a loaded machine. */
+const REQUEST_TIMEOUT_MS = 15_000
+/** How often Node looks for requests past their time: a late one is answered at most this much after it. */
+const REQUEST_TIMEOUT_CHECK_MS = 3_000
+
 /** The status Node itself would send for a parser error, with our problem type. */
 function parserProblem(code: string | undefined): Outcome {
   if (code === 'HPE_HEADER_OVERFLOW')
@@ -32,7 +37,11 @@ function answerOnSocket(socket: Duplex, outcome: Outcome): void {
 
 export function createHttpServer(app: RequestListener): Server {
   // Node's Host check answers a bare 400; the app makes the same check and answers a problem (app.ts).
-  const server = createServer({ requireHostHeader: false }, app)
+  // A request must arrive whole within REQUEST_TIMEOUT_MS, not Node's 300 s:
+  // a chunk that announces 2^64 bytes and sends none would hold its
+  // connection (and the body parser) that long. Only receiving is timed: a
+  // request that waits in the core has arrived, and waits as long as it must.
+  const server = createServer({ requireHostHeader: false, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: REQUEST_TIMEOUT_CHECK_MS }, app)
 
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent?: boolean } }) => {
     // Only where nothing of a response has been written yet (Node's own rule):

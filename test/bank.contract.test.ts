@@ -462,6 +462,15 @@ describe('hostile HTTP: a problem+json answer, nothing moved, the server still u
     { what: 'CONNECT', bytes: () => rawRequest('CONNECT', 'bank.example:443', ['Host: bank.example:443']), status: 404, type: '/problems/not-found' },
   ]
 
+  it('a chunk that announces 2^64 bytes and sends none is answered 408 once the request is overdue (15 s), not after Node’s 300 s', async () => {
+    const before = await bank.ledger()
+    const head = rawRequest('POST', '/transfers', ['Host: bank', auth(), json, 'Transfer-Encoding: chunked'])
+    const reply = await sendRaw(port(), Buffer.concat([head, Buffer.from('ffffffffffffffff\r\n{"from"')]), 60_000)
+    expect(reply?.status, reply?.body).toBe(408)
+    expect(reply?.json.type).toBe('/problems/request-timeout')
+    expect(await bank.ledger()).toEqual(before)
+  }, 90_000)
+
   it.for(cases)('$what → $status $type', async (c) => {
     const before = await bank.ledger()
     const bytes = c.bytes()
