@@ -39,6 +39,8 @@ export type CheckContext = {
   clock: GradeClock
   /** How many random histories a histories check runs (--histories). */
   histories: number
+  /** The command that runs this check alone again, on the same code with the same seed. */
+  rerun: string
 }
 
 /**

@@ -12,6 +12,7 @@ import type { Check, CheckContext, StartOptions } from './check.ts'
 import { describeRefusals, findCopiedAnswers } from './copiedAnswers.ts'
 import type { Run } from './gradingRun.ts'
 import { HISTORIES_DEFAULT } from './model/historyCount.ts'
+import { rerunCommand } from './rerun.ts'
 
 /** What a check is given, and what it leaves behind for its result. */
 export type CheckScope = {
@@ -55,6 +56,7 @@ export function makeCheckContext(run: Run, check: Check, stage: Stage, server: S
     signal: abort.signal,
     clock,
     histories: options.histories ?? HISTORIES_DEFAULT,
+    rerun: rerunCommand(run.graded.number, options.seed, workspace.source, options.server, { only: [check.id] }),
     note: (line) => notes.push(line),
     award: (points) => (awarded = Math.max(0, Math.min(check.points, Math.floor(points)))),
     stageDir: (n) => {

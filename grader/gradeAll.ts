@@ -12,6 +12,7 @@ import { printCheck, printDatabaseStart, printHeader, stageHeadings, printSummar
 import type { GradeResult } from './runner.ts'
 import { InterruptedError, interrupted } from '../harness/processes.ts'
 import { describeSource, type Source } from '../harness/workspace.ts'
+import { rerunCommand } from './rerun.ts'
 
 export type GradeAllOptions = { source: Source; seed: number; verbose: boolean; json?: string; sandbox?: boolean; sandboxTmp?: string }
 
@@ -28,7 +29,7 @@ export type GradeAllResult = {
 
 export async function gradeAll(o: GradeAllOptions): Promise<number> {
   // Loaded here, not at the top: a check module that fails to load is the grader failing (cli.ts).
-  const { grade, rerunCommand } = await import('./runner.ts')
+  const { grade } = await import('./runner.ts')
   const { checksFor } = await import('./checks/index.ts')
   const stages: StageGrade[] = []
   const progress: StageProgress[] = []

@@ -1,7 +1,6 @@
 // Runs a stage's checks, then every earlier stage's as regression, against real
 // server processes. Generic: what to check lives in grader/checks/.
 import type { KeptServer } from './keep.ts'
-import { quote } from 'shell-quote'
 import { NotJudged, skippedOnDatabase, type Check, type CheckNeeds } from './check.ts'
 import { isFailure, type CheckResult } from './checkResult.ts'
 import { makeCheckContext } from './checkContext.ts'
@@ -13,11 +12,10 @@ import { failedToStart, notRun } from './startFailure.ts'
 import { course, type Stage } from '../harness/course.ts'
 import { CheckFailure } from '../harness/failure.ts'
 import { InterruptedError, interrupted } from '../harness/processes.ts'
-import type { ServerCommand } from '../harness/serverCommand.ts'
 import type { ServerProcess } from '../harness/spawnServer.ts'
-import { describeSource, type Source } from '../harness/workspace.ts'
 import { GradeClock } from '../harness/gradeClock.ts'
 import { uncontrolledClocks } from './uncontrolledClocks.ts'
+import { rerunCommand } from './rerun.ts'
 
 export type { GradeOptions } from './gradingRun.ts'
 
@@ -35,19 +33,6 @@ export type GradeResult = {
   checks: CheckResult[]
   /** With `keep`: the server of the first failure, still running. */
   kept?: KeptServer
-}
-
-/** The command that grades this again: same stage, seed and code, and as narrowed (--only, --no-regression). */
-export function rerunCommand(
-  stage: number,
-  seed: number,
-  source: Source = { kind: 'starter' },
-  server?: ServerCommand,
-  narrowed: Pick<GradeOptions, 'only' | 'noRegression'> = {},
-): string {
-  const foreign = server && ['--server', server.line, ...(server.cwd === process.cwd() ? [] : ['--dir', server.cwd])]
-  const narrowing = [...(narrowed.only ?? []).flatMap((id) => ['--only', id]), ...(narrowed.noRegression ? ['--no-regression'] : [])]
-  return `npm run grade -- ${stage} --seed ${seed}${foreign ? ` ${quote(foreign)}` : describeSource(source)}${narrowing.length ? ` ${quote(narrowing)}` : ''}`
 }
 
 export async function grade(options: GradeOptions): Promise<GradeResult> {

@@ -7,7 +7,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import { describeParseArgsError, isParseArgsError } from '#harness/cliArgs.ts'
 import { repoRoot } from '#harness/paths.ts'
-import { rerunCommand } from '#grader/runner.ts'
+import { rerunCommand } from '#grader/rerun.ts'
 import { runCliDirectly } from './helpers/cli.ts'
 import { scratchDir } from './helpers/scratch.ts'
 

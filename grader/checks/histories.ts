@@ -72,7 +72,7 @@ export function historiesCheck(stage: number): Check {
         stage,
         seed: ctx.seed,
         instances: instances.map((i) => i.label),
-        rerun: `npm run grade -- ${ctx.gradedStage} --seed ${ctx.seed} --only histories-${stage}`,
+        rerun: ctx.rerun,
       }
       const page = writePage(stage, ctx.seed, timelineHtml(shown))
       const lines = timelineText(shown)

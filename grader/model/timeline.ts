@@ -5,6 +5,7 @@
 import { toCurl } from '../../harness/http.ts'
 import type { HistoryRun, Step } from './runHistory.ts'
 import { ruleLabel } from './runHistory.ts'
+import { escapeHtml } from '../escapeHtml.ts'
 
 export type ShownFailure = { run: HistoryRun; stage: number; seed: number; instances: string[]; rerun: string }
 
@@ -26,8 +27,6 @@ export function timelineText(f: ShownFailure): string[] {
     )
   return lines
 }
-
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
 /** The history as one HTML page: a sequence diagram read top to bottom. */
 export function timelineHtml(f: ShownFailure): string {

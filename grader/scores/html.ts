@@ -5,6 +5,7 @@
 import { course } from '../../harness/course.ts'
 import { mostFailed, notPassed, type CheckStat, type StageStat, type Summary } from './summary.ts'
 import { MARKS } from './text.ts'
+import { escapeHtml } from '../escapeHtml.ts'
 
 const pct = (rate: number) => `${Math.round(rate * 100)}%`
 
@@ -160,10 +161,6 @@ function failedMost(s: Summary): string {
   return `<ol>${failing
     .map((c) => `<li><b>${escapeHtml(c.id)}</b> (stage ${c.stage}): ${pct(c.rate)} pass; most often: <q>${escapeHtml(c.commonReason)}</q></li>`)
     .join('')}</ol>`
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)
 }
 
 const STYLE = `
