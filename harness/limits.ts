@@ -8,14 +8,15 @@
 // sandbox: bwrap … -- prlimit --data=… --nproc=… -- node …. prlimit sets the
 // limits on itself and execs the command, so they hold for it and everything
 // it starts, and the graceful wrapper (sandbox.ts) still execs bwrap with
-// SIGTERM ignored. Why not a cgroup: a cgroup v2 with the memory and pids
-// controllers is writable only where systemd delegates one or for root, and a
-// grading must run the same on an instructor's laptop; rlimits need nothing.
-// Why inside bwrap and not around it: RLIMIT_NPROC counts the processes of a
-// real user id. Set before bwrap makes its user namespace, it becomes that
-// namespace's ceiling for the user's whole session, so an instructor with a
-// busy desktop could not start a sandbox at all; set inside, the count is the
-// sandbox's own processes (the kernel counts per user namespace first).
+// SIGTERM ignored. Why not cgroups for everything: a cgroup v2 with the memory
+// and pids controllers is writable only where systemd delegates one or for
+// root, and a grading must run the same on an instructor's laptop; rlimits
+// need nothing. Why inside bwrap and not around it: RLIMIT_NPROC counts the
+// processes of a real user id. Set before bwrap makes its user namespace, it
+// becomes that namespace's ceiling for the user's whole session, so an
+// instructor with a busy desktop could not start a sandbox at all; set
+// inside, the count is the sandbox's own processes (the kernel counts per
+// user namespace first).
 //
 // What each limit holds, and where it does not:
 //   memory   RLIMIT_DATA: private writable memory (the V8 heap, Buffers,
@@ -24,10 +25,12 @@
 //            touches (measured, VmPeak of an honest bank server), and below a
 //            few GB WebAssembly.Memory() fails outright (2 GB: measured).
 //   procs    RLIMIT_NPROC: processes and threads. The kernel does not apply it
-//            to a real uid 0: graded as root (a CI container), nothing bounds
-//            the number of processes a submission starts but the host's
-//            pid_max; the sandbox's PID namespace does not count them. A cgroup
-//            pids.max would; docs and the report say so.
+//            to a real uid 0, and the sandbox's PID namespace does not count
+//            them: graded as root (a CI container), only a pids cgroup bounds
+//            them. So where a pids controller is writable (in practice: root),
+//            each sandboxed process tree also runs in a cgroup of its own,
+//            pids.max = the same number (pidsCgroup below). Root without one:
+//            nothing bounds them but the host's pid_max; docs say so.
 //   files    RLIMIT_NOFILE: descriptors open at once.
 //   fileSize RLIMIT_FSIZE: the largest file it may write (EFBIG; Node ignores
 //            SIGXFSZ). Per file: many files still fill a disk.
@@ -36,15 +39,18 @@
 // No limits without the sandbox (--no-sandbox, a learner's own laptop): the
 // code is then one's own or run knowingly, and RLIMIT_NPROC outside a user
 // namespace would count the user's whole session. No prlimit (not util-linux,
-// not Linux): the sandbox runs without limits, and says so once on stderr.
-import { accessSync, constants } from 'node:fs'
+// not Linux): the sandbox runs without rlimits (only a pids cgroup, if any),
+// and says so once on stderr.
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { constants as os } from 'node:os'
-import { delimiter, join } from 'node:path'
+import { delimiter, join, relative } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { onCleanup } from './processes.ts'
 
 export type Limits = {
   /** MB of private writable memory (RLIMIT_DATA). */
   memoryMb: number
-  /** Processes and threads (RLIMIT_NPROC). */
+  /** Processes and threads (RLIMIT_NPROC, and pids.max where a pids cgroup is writable). */
   procs: number
   /** Open file descriptors (RLIMIT_NOFILE). */
   files: number
@@ -63,8 +69,11 @@ export type Limits = {
 export const DEFAULT_LIMITS: Readonly<Limits> = {
   /** Honest peak VmData 179 MB (VmHWM, resident, 118 MB; VmPeak, address space, 43.7 GB: hence not RLIMIT_AS). */
   memoryMb: 1024,
-  /** Honest peak 12 threads in the server (a thread counts as a process), plus bwrap's init in the sandbox. */
-  procs: 64,
+  /**
+   * Honest peak 26 tasks as a pids cgroup counts them (a stage 6 server's
+   * threads, bwrap and its init, tsx's esbuild helper); 14 on stage 5.
+   */
+  procs: 128,
   /** Honest peak 49 descriptors (stage 6: a pg pool, sockets, the log pipes). */
   files: 1024,
   /** Honest largest file: the SQLite WAL, 0.6 MB (the tsx cache's files are smaller; PostgreSQL's are not learner code). */
@@ -188,7 +197,7 @@ const HEAP_CAP = /Reached heap limit|Ineffective mark-compacts near heap limit/
 /** An abort in V8's heap code: the tail of the native stack V8 prints when it runs out of memory (its first lines may be cut off). */
 const V8_HEAP_FRAME = /v8::internal::Heap::|v8::internal::BackingStore::|v8::ArrayBuffer::New/
 const NO_PROCESS =
-  /\bspawn\b[^\n]*\bEAGAIN\b|\bEAGAIN\b[^\n]*\bspawn\b|Cannot fork|fork: Resource temporarily unavailable|(?:uv_thread_create|pthread_create)[^\n]*(?:EAGAIN|Resource temporarily unavailable)/
+  /\bspawn(?:Sync)?\b[^\n]*\bEAGAIN\b|\bEAGAIN\b[^\n]*\bspawn(?:Sync)?\b|Cannot fork|fork: Resource temporarily unavailable|(?:uv_thread_create|pthread_create)[^\n]*(?:EAGAIN|Resource temporarily unavailable)/
 const TOO_BIG = /\bEFBIG\b|File too large/
 const TOO_MANY_FILES = /\bEMFILE\b|Too many open files/i
 
@@ -230,4 +239,195 @@ export function gradingLimitVerdict(end: ProcessEnd, who = 'the server'): string
     return undefined
   }
   return limitVerdict(end, limits, who)
+}
+
+// The pids cgroup: the process limit where RLIMIT_NPROC does not hold (root).
+// One cgroup per sandboxed process, <hierarchy>/idem-lab-<grader pid>-<n>
+// (no common parent: nothing to leave behind but these), pids.max = the
+// limit. The process enters it before bwrap starts (the wrapper's
+// `echo $$ > cgroup.procs`, sandbox.ts), so bwrap, its init and
+// everything the learner's code starts are counted; a fork or thread past
+// pids.max fails with EAGAIN, as past RLIMIT_NPROC. Removed (rmdir: the
+// kernel refuses while a process is in it) when the process's exit is seen
+// (ServerProcess: releasePidsCgroup), and otherwise by a sweep at the next
+// cgroup made and at the grader's exit (an export child: learnerCode.ts only
+// waits for it). The sweep at a new cgroup removes the empty ones 30 s old,
+// this grader's or another's: made just before its process starts, a
+// cgroup is empty for a moment. The one at exit removes all of this
+// grader's (their processes were killed a moment before).
+//   cgroup v1: the `pids` hierarchy, under the grader's own cgroup in it.
+//   cgroup v2: the mount's root, when pids is enabled for its children (root's
+//            cgroup.subtree_control, as systemd sets it). A delegated user
+//            subtree is not used: a grader that is not root has RLIMIT_NPROC.
+// None writable (a grader that is not root, a container without one): no
+// cgroup, RLIMIT_NPROC only, as before.
+
+type PidsHierarchy = { version: 1 | 2; base: string }
+
+/** Where idem-lab's cgroups go, when a pids controller is writable here; probed once (undefined: none). */
+let hierarchy: { found?: PidsHierarchy } | undefined
+
+/** A grading's cgroup: idem-lab-<grader pid>-<n>, recognisable when left over. */
+const NAME = /^idem-lab-\d+-\d+$/
+/** Another grader's empty cgroup is left alone this long: its process may be about to enter it. */
+const FOREIGN_GRACE_MS = 30_000
+
+/** The cgroups this process made and has not removed yet, with when. */
+const made = new Map<string, number>()
+let madeCount = 0
+let sweepsAtExit = false
+
+/** A mount point as /proc/self/mountinfo writes it (\040 for a space, …). */
+const unescapeMount = (path: string) => path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)))
+
+const writable = (dir: string) => {
+  // The wrapper's script quotes the path in single quotes.
+  if (dir.includes("'")) return false
+  try {
+    accessSync(dir, constants.W_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** What findPidsHierarchy reads of the machine (a test gives its own). */
+export type CgroupView = { read: (file: string) => string; canWrite: (dir: string) => boolean }
+
+/**
+ * The writable pids hierarchy, if any, from /proc/self/mountinfo and
+ * /proc/self/cgroup: v2 if pids is enabled for its root's children, else
+ * v1's `pids` hierarchy.
+ */
+export function findPidsHierarchy(view: CgroupView = { read: readText, canWrite: writable }): PidsHierarchy | undefined {
+  const mounts = view
+    .read('/proc/self/mountinfo')
+    .split('\n')
+    .flatMap((line) => {
+      const [before, after] = line.split(' - ')
+      const fields = before?.split(' ') ?? []
+      const [type, , options] = after?.split(' ') ?? []
+      return fields.length >= 5 && type ? [{ root: unescapeMount(fields[3]!), point: unescapeMount(fields[4]!), type, options: options?.split(',') ?? [] }] : []
+    })
+  for (const mount of mounts.filter((m) => m.type === 'cgroup2')) {
+    const enabled = view.read(join(mount.point, 'cgroup.subtree_control')).split(/\s+/)
+    if (enabled.includes('pids') && view.canWrite(mount.point)) return { version: 2, base: mount.point }
+  }
+  const v1 = mounts.find((m) => m.type === 'cgroup' && m.options.includes('pids'))
+  if (!v1) return undefined
+  // Under the grader's own cgroup of that hierarchy (a container's, say), where it can be seen from here.
+  const own = view
+    .read('/proc/self/cgroup')
+    .split('\n')
+    .map((line) => line.split(':'))
+    .find((f) => f[1]?.split(',').includes('pids'))?.[2]
+  const inside = own === undefined ? '' : relative(v1.root, own)
+  const base = inside && !inside.startsWith('..') ? join(v1.point, inside) : v1.point
+  for (const dir of [base, v1.point]) if (view.canWrite(dir)) return { version: 1, base: dir }
+  return undefined
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch {
+    return ''
+  }
+}
+
+/** The writable pids hierarchy of this machine (probed once), or undefined. */
+export function pidsHierarchy(): PidsHierarchy | undefined {
+  hierarchy ??= { found: process.platform === 'linux' ? findPidsHierarchy() : undefined }
+  return hierarchy.found
+}
+
+/**
+ * A new cgroup with pids.max = `procs`, for one sandboxed process to enter,
+ * or undefined where no pids controller is writable (or making one failed:
+ * then none for the rest of this process).
+ */
+export function pidsCgroup(procs: number): string | undefined {
+  const found = pidsHierarchy()
+  if (!found) return undefined
+  sweepPidsCgroups()
+  const dir = join(found.base, `idem-lab-${process.pid}-${++madeCount}`)
+  try {
+    mkdirSync(dir)
+    if (!sweepsAtExit) sweepsAtExit = !!onCleanup(sweepAtExit)
+    made.set(dir, Date.now())
+    writeFileSync(join(dir, 'pids.max'), String(procs))
+    return dir
+  } catch {
+    if (made.has(dir)) removeCgroup(dir)
+    hierarchy = {}
+    return undefined
+  }
+}
+
+/** rmdir of a cgroup: true once it is gone, false while a process is still in it (EBUSY). */
+function removeCgroup(dir: string): boolean {
+  try {
+    rmdirSync(dir)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return false
+  }
+  made.delete(dir)
+  return true
+}
+
+/**
+ * Removes `dir` (a cgroup from pidsCgroup) once its processes are gone: its
+ * process has exited, and the sandbox's inner processes follow within a
+ * moment. Resolves true when removed; false after `withinMs` (then the
+ * sweeps try again). Never keeps the grader alive.
+ */
+export async function releasePidsCgroup(dir: string | undefined, withinMs = 5_000): Promise<boolean> {
+  if (!dir) return true
+  const until = Date.now() + withinMs
+  while (!removeCgroup(dir)) {
+    if (Date.now() > until) return false
+    await sleep(20, undefined, { ref: false })
+  }
+  return true
+}
+
+/** Removes the empty idem-lab cgroups: this grader's (`all`: also those made just now), and another's once FOREIGN_GRACE_MS old. */
+export function sweepPidsCgroups(all = false): void {
+  const now = Date.now()
+  for (const dir of leftPidsCgroups(undefined)) {
+    const since = made.get(dir) ?? ctime(dir)
+    if ((all && made.has(dir)) || now - since > FOREIGN_GRACE_MS) removeCgroup(dir)
+  }
+}
+
+const ctime = (dir: string) => {
+  try {
+    return statSync(dir).ctimeMs
+  } catch {
+    return Date.now()
+  }
+}
+
+/** At the grader's exit (its children killed a moment ago): its cgroups, waiting up to 2 s for their last processes. */
+function sweepAtExit(): void {
+  const until = Date.now() + 2_000
+  const pause = new Int32Array(new SharedArrayBuffer(4))
+  for (;;) {
+    sweepPidsCgroups(true)
+    if (made.size === 0 || Date.now() > until) break
+    Atomics.wait(pause, 0, 0, 20)
+  }
+}
+
+/** The idem-lab cgroups of the grader `pid` that are still there (all graders': undefined). */
+export function leftPidsCgroups(pid: number | undefined = process.pid): string[] {
+  const found = pidsHierarchy()
+  if (!found) return []
+  try {
+    return readdirSync(found.base)
+      .filter((name) => NAME.test(name) && (pid === undefined || name.startsWith(`idem-lab-${pid}-`)))
+      .map((name) => join(found.base, name))
+  } catch {
+    return []
+  }
 }

@@ -13,14 +13,16 @@
 //     the given/ pieces of the earlier stages it builds on), one writable folder for
 //     the database files, a private /tmp, and only the environment we give;
 //   - resource limits (limits.ts: memory, processes, open files, file size,
-//     CPU time), set by prlimit inside the sandbox, LAB_LIMITS to change them.
+//     CPU time), set by prlimit inside the sandbox, LAB_LIMITS to change them;
+//     where a pids controller is writable (root), the process also enters a
+//     cgroup of its own with pids.max before bwrap starts.
 // No solutions/ at all, no other checkout, no HOME, no results.
 import { spawnSync } from 'node:child_process'
 import { accessSync, constants, existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync } from 'node:fs'
 import { basename, delimiter, dirname, join, resolve } from 'node:path'
 import type { Stage } from './course.ts'
 import { course } from './course.ts'
-import { findPrlimit, limitsFromEnv, withLimits, type Limits } from './limits.ts'
+import { findPrlimit, type Limits, limitsFromEnv, pidsCgroup, withLimits } from './limits.ts'
 import { repoRoot } from './paths.ts'
 
 export type SandboxSpec = {
@@ -100,7 +102,7 @@ export function exportSandbox(file: string, script: string, dataDir: string, tmp
   return { ...(stage ? stageSandbox(stage, own, [dataDir]) : { readOnly: own, writable: [dataDir] }), tmp }
 }
 
-/** Said once per process: a machine without prlimit runs its sandboxes without limits. */
+/** Said once per process: a machine without prlimit runs its sandboxes without rlimits. */
 let warnedNoPrlimit = false
 
 /**
@@ -111,13 +113,19 @@ let warnedNoPrlimit = false
  * ending bwrap, and with it everything, at once. `chdir` and `path`: where it
  * starts and its PATH (a `--server` command's own). Without a spec, no limits
  * either: limits.ts says why.
+ *
+ * `cgroup`: the pids cgroup the process enters before bwrap starts, where a
+ * pids controller is writable (limits.ts, pidsCgroup); whoever spawns it
+ * removes it at the process's exit (releasePidsCgroup), or the sweeps do.
+ * `pidsCgroup: false` never makes one (a test that runs the sandbox as
+ * another user, who could not enter it).
  */
 export function sandboxed(
   spec: SandboxSpec | undefined,
   env: Record<string, string>,
   command: string[],
-  o: { graceful?: boolean; chdir?: string; path?: string; limits?: Limits | null } = {},
-): { file: string; args: string[] } {
+  o: { graceful?: boolean; chdir?: string; path?: string; limits?: Limits | null; pidsCgroup?: boolean } = {},
+): { file: string; args: string[]; cgroup?: string } {
   if (!spec) return { file: command[0]!, args: command.slice(1) }
   const bwrap = findBwrap().path
   if (!bwrap) throw new SandboxUnavailableError(findBwrap().problem)
@@ -151,10 +159,15 @@ export function sandboxed(
   // why), and execs the command: the graceful wrapper still execs bwrap.
   if (prlimit) args.push('--ro-bind', realpathSync(prlimit), prlimit)
   args.push('--chdir', o.chdir ?? repoRoot, '--', ...(limits && prlimit ? withLimits(command, limits, prlimit) : command))
-  if (!o.graceful) return { file: bwrap, args }
+  // Made last, when nothing can throw any more before the caller spawns it.
+  const cgroup = limits && o.pidsCgroup !== false ? pidsCgroup(limits.procs) : undefined
+  // Into its cgroup before bwrap starts, so that everything inside counts; a
+  // cgroup it cannot enter ends it (125) rather than leave it unbounded.
+  const enter = cgroup ? `echo $$ > '${cgroup}/cgroup.procs' || { echo "sandbox: cannot enter the pids cgroup ${cgroup}" >&2; exit 125; }; ` : ''
+  if (!o.graceful) return cgroup ? { file: '/bin/sh', args: ['-c', `${enter}exec "$0" "$@"`, bwrap, ...args], cgroup } : { file: bwrap, args }
   // bwrap dies of SIGTERM at once and takes the sandbox with it. Ignored
   // (inherited over exec; the server's own handlers replace it), the group's
   // SIGTERM reaches the server's graceful shutdown, and bwrap exits with it.
   // Not for a process without handlers: it would ignore SIGTERM too.
-  return { file: '/bin/sh', args: ['-c', 'trap "" TERM INT HUP; exec "$0" "$@"', bwrap, ...args] }
+  return { file: '/bin/sh', args: ['-c', `trap "" TERM INT HUP; ${enter}exec "$0" "$@"`, bwrap, ...args], cgroup }
 }

@@ -10,6 +10,7 @@ import type { GradeClock } from './gradeClock.ts'
 import type { Endpoint } from './http.ts'
 import { childEnv, signalGroup, stopGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
+import { releasePidsCgroup } from './limits.ts'
 import { sandboxed, type SandboxSpec } from './sandbox.ts'
 import { KeptLog, ListeningWatch } from './serverLog.ts'
 import { commandSandbox, type ServerCommand } from './serverCommand.ts'
@@ -94,7 +95,7 @@ export const serverCwd = (options: ServerOptions) =>
   options.command ? options.command.cwd : confinedStage(options) === undefined ? repoRoot : options.stageDir
 
 /** The program and argv that start the server: node itself (or the --server command), or bwrap around it. */
-export function serverCommand(options: ServerOptions, env: Record<string, string>): { file: string; args: string[] } {
+export function serverCommand(options: ServerOptions, env: Record<string, string>): { file: string; args: string[]; cgroup?: string } {
   const { command } = options
   if (command) {
     const spec = options.sandbox && commandSandbox(options.sandbox, command)
@@ -181,7 +182,7 @@ export class ServerProcess {
     const timeoutMs = options.startTimeoutMs ?? startCeilingMs()
     // A restarted instance stands at the timeline's moment of its restart, not of its first start.
     const env = { ...serverEnv(options), ...options.clock?.env() }
-    const { file, args } = serverCommand(options, env)
+    const { file, args, cgroup } = serverCommand(options, env)
     const child = spawn(file, args, {
       cwd: serverCwd(options),
       env,
@@ -205,6 +206,7 @@ export class ServerProcess {
     }
     this.outputEnded = new Promise((resolve) => child.once('close', () => resolve()))
     child.once('exit', (code, signal) => {
+      void releasePidsCgroup(cgroup) // its pids cgroup (limits.ts), once the sandbox's last process is gone
       if (this.child === child && !this.stopping) this.unexpectedExit = signal ? `killed by ${signal}` : `exited with code ${code}`
       this.wake()
     })

@@ -2,16 +2,30 @@
 // override, the sentences a report gives, and probe scripts
 // (test/fixtures/limitProbes.ts) run through sandboxed() directly, each going
 // past one limit. A probe checks first that its limit is in force and skips
-// otherwise; the test kills whatever is left in `finally`.
+// otherwise; the test kills whatever is left in `finally`, and removes the
+// pids cgroup sandboxed() made for it (as root), even when it failed.
 import { spawn, spawnSync } from 'node:child_process'
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it, type TestContext } from 'vitest'
+import { afterEach, describe, expect, it, type TestContext, vi } from 'vitest'
 import { classifyFailure, type ServerView } from '#grader/classifyFailure.ts'
 import { startFailureMessage } from '#grader/startFailure.ts'
-import { DEFAULT_LIMITS, endFromText, findPrlimit, LimitsError, type Limits, limitVerdict, parseLimits, prlimitArgs } from '#harness/limits.ts'
+import {
+  DEFAULT_LIMITS,
+  endFromText,
+  findPidsHierarchy,
+  findPrlimit,
+  LimitsError,
+  type Limits,
+  leftPidsCgroups,
+  limitVerdict,
+  parseLimits,
+  pidsHierarchy,
+  prlimitArgs,
+  releasePidsCgroup,
+} from '#harness/limits.ts'
 import { findBwrap, sandboxed } from '#harness/sandbox.ts'
-import { cpuProbe, fileSizeProbe, type LimitProbe, memoryProbe, procsProbe } from './fixtures/limitProbes.ts'
+import { cpuProbe, fileSizeProbe, type LimitProbe, memoryProbe, PIDS_QUESTION, procsProbe } from './fixtures/limitProbes.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 describe('LAB_LIMITS', () => {
@@ -71,6 +85,7 @@ describe('the sentence that names a limit', () => {
     ],
     [{ code: 134, log: ' 6: 0x1112175 v8::internal::Heap::PerformGarbageCollection(…) [/usr/bin/node]' }, 'the server used more than 300 MB of memory'],
     [{ code: 1, log: 'Error: spawn /usr/bin/node EAGAIN' }, 'the server started more than 40 processes or threads'],
+    [{ code: 1, log: 'Error: spawnSync /bin/sh EAGAIN' }, 'the server started more than 40 processes or threads'],
     [{ code: 1, log: 'Error: EMFILE: too many open files' }, 'the server had more than 100 files open at once'],
     [{ code: 139 }, 'the server crashed (SIGSEGV)'],
   ])('%j: %s', (end, sentence) => {
@@ -97,6 +112,38 @@ describe('the sentence that names a limit', () => {
   it('reads how ServerProcess words an exit', () => {
     expect(endFromText('the server killed by SIGXCPU during')).toMatchObject({ signal: 'SIGXCPU', code: null })
     expect(endFromText('the server exited with code 152 before it listened.')).toMatchObject({ signal: null, code: 152 })
+  })
+})
+
+describe('the pids cgroup: where one is made', () => {
+  const mountinfo = (...rows: string[]) =>
+    ['22 1 0:20 / /sys rw,nosuid - sysfs sysfs rw', '30 22 0:27 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755', ...rows].join('\n')
+  const V1 = '38 30 0:35 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids'
+  const V2 = '40 30 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw'
+  const view = (files: Record<string, string>, canWrite = (_dir: string) => true) => ({ read: (file: string) => files[file] ?? '', canWrite })
+
+  it("cgroup v1's pids hierarchy, under the grader's own cgroup in it", () => {
+    const files = { '/proc/self/mountinfo': mountinfo(V1, V2), '/proc/self/cgroup': '8:pids:/\n4:memory:/x\n0::/\n' }
+    expect(findPidsHierarchy(view(files))).toEqual({ version: 1, base: '/sys/fs/cgroup/pids' })
+    const nested = { ...files, '/proc/self/cgroup': '8:pids:/ci/job-7\n0::/\n' }
+    expect(findPidsHierarchy(view(nested))).toEqual({ version: 1, base: '/sys/fs/cgroup/pids/ci/job-7' })
+    expect(findPidsHierarchy(view(nested, (dir) => !dir.endsWith('job-7')))).toEqual({ version: 1, base: '/sys/fs/cgroup/pids' })
+  })
+
+  it('cgroup v2 when pids is enabled for the children of its root; none where nothing is writable or there is no pids controller', () => {
+    const v2Only = '25 30 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate'
+    const files = { '/proc/self/mountinfo': mountinfo(v2Only), '/proc/self/cgroup': '0::/user.slice/session-2.scope\n' }
+    expect(findPidsHierarchy(view({ ...files, '/sys/fs/cgroup/cgroup.subtree_control': 'cpu io memory pids\n' }))).toEqual({
+      version: 2,
+      base: '/sys/fs/cgroup',
+    })
+    expect(findPidsHierarchy(view({ ...files, '/sys/fs/cgroup/cgroup.subtree_control': 'cpu memory\n' }))).toBeUndefined()
+    expect(findPidsHierarchy(view({ ...files, '/sys/fs/cgroup/cgroup.subtree_control': 'pids\n' }, () => false))).toBeUndefined()
+    // This machine's kind: a v2 mount with hugetlb only, and v1's pids.
+    const both = { '/proc/self/mountinfo': mountinfo(V1, V2), '/proc/self/cgroup': '8:pids:/\n0::/\n', '/sys/fs/cgroup/unified/cgroup.subtree_control': '' }
+    expect(findPidsHierarchy(view(both))).toEqual({ version: 1, base: '/sys/fs/cgroup/pids' })
+    expect(findPidsHierarchy(view(both, () => false))).toBeUndefined()
+    expect(findPidsHierarchy(view({ '/proc/self/mountinfo': mountinfo(V2) }))).toBeUndefined()
   })
 })
 
@@ -127,12 +174,20 @@ reports('the reports (with prlimit, under the default limits)', () => {
 const bwrap = findBwrap()
 if (!bwrap.path || !prlimit) console.warn(`test/limits.test.ts: the probes are skipped: ${bwrap.problem ?? 'prlimit (util-linux) is not installed'}`)
 
-type Ended = { code: number | null; signal: NodeJS.Signals | null; out: string }
+type Ended = {
+  code: number | null
+  signal: NodeJS.Signals | null
+  out: string
+  /** Its pids cgroup (as root): pids.max, and the most processes in it at once (pids.peak, where the kernel has it). */
+  cgroup?: { max: string; peak?: number }
+}
 
 /**
  * Runs `probe` through sandboxed() under `limits`, and returns how it ended.
  * `asUser`: as root, run the sandbox as that unprivileged uid (setpriv), the
- * way a grader that is not root runs it.
+ * way a grader that is not root runs it (then without a pids cgroup, which
+ * such a grader has not got). Answers the process probe's question (is it in
+ * a pids cgroup?) from outside, and removes the cgroup in `finally`.
  */
 async function runProbe(probe: LimitProbe, limits: Limits, o: { graceful?: boolean; asUser?: number } = {}): Promise<Ended> {
   const scratch = scratchDir('limits')
@@ -151,25 +206,79 @@ async function runProbe(probe: LimitProbe, limits: Limits, o: { graceful?: boole
     {
       graceful: o.graceful,
       limits,
+      pidsCgroup: o.asUser === undefined,
     },
   )
   const [file, args] =
     o.asUser === undefined
       ? [command.file, command.args]
       : ['setpriv', [`--reuid=${o.asUser}`, `--regid=${o.asUser}`, '--clear-groups', '--', command.file, ...command.args]]
-  const child = spawn(file, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  child.stdout.on('data', (c: Buffer) => (out += c))
-  child.stderr.on('data', (c: Buffer) => (out += c))
-  // Only a safety net, not an assertion: a probe that is not stopped ends on its own bound long before.
-  const safety = setTimeout(() => kill(child.pid), 90_000)
+  let child: ReturnType<typeof spawn> | undefined
+  let cgroup: Ended['cgroup']
   try {
-    return await new Promise<Ended>((done) => child.once('close', (code, signal) => done({ code, signal, out })))
-  } finally {
+    const started = spawn(file, args, { detached: true, stdio: ['pipe', 'pipe', 'pipe'] })
+    child = started
+    let out = ''
+    let asked = false
+    const heard = (c: Buffer) => {
+      out += c
+      if (asked || !out.includes(PIDS_QUESTION)) return
+      asked = true
+      started.stdin.end(`${pidsAnswer(command.cgroup, started.pid)}\n`)
+    }
+    started.stdout.on('data', heard)
+    started.stderr.on('data', heard)
+    started.stdin.on('error', () => {}) // a probe that ended before the answer
+    // Only a safety net, not an assertion: a probe that is not stopped ends on its own bound long before.
+    const safety = setTimeout(() => kill(started.pid), 90_000)
+    const ended = await new Promise<Ended>((done) => started.once('close', (code, signal) => done({ code, signal, out })))
     clearTimeout(safety)
-    kill(child.pid)
+    if (command.cgroup)
+      cgroup = {
+        max: read(command.cgroup, 'pids.max'),
+        peak: existsSync(join(command.cgroup, 'pids.peak')) ? Number(read(command.cgroup, 'pids.peak')) : undefined,
+      }
+    return { ...ended, cgroup }
+  } finally {
+    kill(child?.pid)
+    // Removed once the sandbox's last process is gone, whatever happened above (afterEach checks).
+    await releasePidsCgroup(command.cgroup, 10_000)
     scratch.dispose()
   }
+}
+
+const read = (dir: string, file: string) => readFileSync(join(dir, file), 'utf8').trim()
+
+/**
+ * The answer to the process probe, looking from outside: "pids.max=N" when
+ * the sandbox (the process spawned and everything under it) is in `cgroup`,
+ * otherwise why not.
+ */
+function pidsAnswer(cgroup: string | undefined, pid: number | undefined): string {
+  if (!cgroup || pid === undefined) return 'no writable pids controller on this machine'
+  const members = new Set(read(cgroup, 'cgroup.procs').split('\n').map(Number))
+  const tree = [pid, ...descendants(pid)]
+  const outside = tree.filter((p) => !members.has(p))
+  if (tree.length < 2 || outside.length) return `the sandbox's processes ${outside.join(' ') || '(none found)'} are not in ${cgroup}`
+  return `pids.max=${read(cgroup, 'pids.max')}`
+}
+
+/** Every process under `pid`, from /proc/<pid>/stat's parent ids. */
+function descendants(pid: number): number[] {
+  const parents = new Map<number, number>()
+  for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n)))
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+    } catch {
+      // gone meanwhile
+    }
+  const found: number[] = []
+  for (let next = [pid]; next.length; ) {
+    next = [...parents].filter(([, parent]) => next.includes(parent)).map(([child]) => child)
+    found.push(...next)
+  }
+  return found
 }
 
 function kill(pid: number | undefined) {
@@ -193,6 +302,40 @@ function skipIfSkipped(ctx: TestContext, ended: Ended) {
 const probes = describe.skipIf(!bwrap.path || !prlimit)
 
 probes('probes past each limit, sandboxed', () => {
+  // Every probe's pids cgroup (as root) is gone once it ended, stopped or not.
+  afterEach(() => {
+    expect(leftPidsCgroups()).toEqual([])
+  })
+
+  it.skipIf(!pidsHierarchy())(
+    'each sandboxed process gets a pids cgroup of its own, pids.max = procs, entered before bwrap (the SIGTERM trap first); none with LAB_LIMITS=off',
+    async () => {
+      const scratch = scratchDir('limits')
+      const spec = { readOnly: [], writable: [scratch.path] }
+      const made: (string | undefined)[] = []
+      try {
+        const server = sandboxed(spec, {}, ['/bin/true'], { graceful: true, limits: { ...DEFAULT_LIMITS, procs: 33 } })
+        const exportChild = sandboxed(spec, {}, ['/bin/true'], { limits: { ...DEFAULT_LIMITS, procs: 33 } })
+        made.push(server.cgroup, exportChild.cgroup)
+        expect(server.cgroup).toMatch(new RegExp(`/idem-lab-${process.pid}-\\d+$`))
+        expect(exportChild.cgroup).not.toBe(server.cgroup)
+        expect(read(server.cgroup!, 'pids.max')).toBe('33')
+        expect(server.args[1]).toMatch(new RegExp(`^trap "" TERM INT HUP; echo \\$\\$ > '${server.cgroup}/cgroup.procs' \\|\\| .*; exec "\\$0" "\\$@"$`))
+        expect([exportChild.file, exportChild.args[2]]).toEqual(['/bin/sh', bwrap.path])
+        vi.stubEnv('LAB_LIMITS', 'off')
+        expect(sandboxed(spec, {}, ['/bin/true'], { graceful: true }).cgroup).toBeUndefined()
+        vi.stubEnv('LAB_LIMITS', 'procs=40')
+        const set = sandboxed(spec, {}, ['/bin/true'])
+        made.push(set.cgroup)
+        expect(read(set.cgroup!, 'pids.max')).toBe('40')
+      } finally {
+        vi.unstubAllEnvs()
+        for (const cgroup of made) await releasePidsCgroup(cgroup)
+        scratch.dispose()
+      }
+    },
+  )
+
   it('off-heap memory past the limit: stopped, and named', { timeout: 120_000 }, async (ctx) => {
     const limits = { ...DEFAULT_LIMITS, memoryMb: 256 }
     const ended = await runProbe(memoryProbe(256), limits)
@@ -224,13 +367,19 @@ probes('probes past each limit, sandboxed', () => {
     expect(limitVerdict({ ...ended, log: ended.out }, limits)).toMatch(/^the server used more than 2 s of CPU time/)
   })
 
-  it('processes past the limit: stopped and named, or skipped as root (the kernel exempts uid 0)', { timeout: 120_000 }, async (ctx) => {
+  it('processes past the limit: stopped and named (RLIMIT_NPROC; as root, which it does not bind, the pids cgroup)', { timeout: 120_000 }, async (ctx) => {
     const limits = { ...DEFAULT_LIMITS, procs: 24 }
     const ended = await runProbe(procsProbe(24), limits)
     skipIfSkipped(ctx, ended)
     expect(ended.out).toContain('probe: starting more than 24 processes')
     expect(ended.out).not.toContain('not stopped')
     expect(limitVerdict({ ...ended, log: ended.out }, limits)).toMatch(/^the server started more than 24 processes or threads/)
+    if (process.getuid?.() === 0) {
+      // As root, what held it was the cgroup: it said so from outside before the probe went on, and it never had more.
+      expect(ended.out).toContain('probe: in a pids cgroup with pids.max=24')
+      expect(ended.cgroup?.max).toBe('24')
+      if (ended.cgroup?.peak !== undefined) expect(ended.cgroup.peak).toBeLessThanOrEqual(24)
+    }
   })
 
   it.skipIf(process.getuid?.() !== 0 || !spawnSync('which', ['setpriv']).stdout.length)(
