@@ -103,7 +103,8 @@ describe.for(stages)('stage $number ($slug)', (stage) => {
       expect(c.title.trim(), c.id).not.toBe('')
       expect(c.hint.trim(), c.id).not.toBe('')
       expect(Number.isInteger(c.points) && c.points > 0, `${c.id} points`).toBe(true)
-      expect(Number.isInteger(c.timeoutMs) && c.timeoutMs > 0 && c.timeoutMs <= 120_000, `${c.id} timeoutMs`).toBe(true)
+      // At most 4 minutes: stage 6's histories (PostgreSQL, three instances, restarts) took 97 s at load average 21.
+      expect(Number.isInteger(c.timeoutMs) && c.timeoutMs > 0 && c.timeoutMs <= 240_000, `${c.id} timeoutMs`).toBe(true)
       expect(typeof c.run, c.id).toBe('function')
     }
   })
