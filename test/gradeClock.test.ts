@@ -237,7 +237,7 @@ describe.skipIf(!havePostgres)("PostgreSQL's now() on the timeline (harness/pgCl
   })
 
   // With lab_clock first in the search_path it would be current_schema(), where
-  // every unqualified CREATE TABLE lands, and grader/checks/layerRows.ts
+  // every unqualified CREATE TABLE lands, and grader/checks/layerDatabase.ts
   // (table_schema = current_schema()) would count the clock's own table as the
   // layer's. So it comes after public (which has no now()) and before pg_catalog.
   it('an ordinary connection works in public: its tables land there, and the clock table is not among them', async () => {

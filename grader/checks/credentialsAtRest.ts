@@ -4,13 +4,11 @@
 // the headers (a debugging column, a "request" JSON next to the response)
 // stores the client's API key in clear, readable by anyone who reads the key
 // table or a backup of it. White box (needs: 'database'): the grader reads
-// every cell of every layer table, on SQLite or PostgreSQL (layerRows.ts).
-import Database from 'better-sqlite3'
+// every cell of every layer table, on SQLite or PostgreSQL (layerDatabase.ts).
 import type { BankClient } from '../../harness/bankClient.ts'
 import type { RequestSpec } from '../../harness/http.ts'
 import { fail, type Check } from '../check.ts'
-import { BANK_TABLES } from './keyTable.ts'
-import { connectToDatabase } from './layerRows.ts'
+import { withLayerStore } from './layerDatabase.ts'
 import { openParties } from './setup.ts'
 
 /** One cell of a layer table, by table and column. */
@@ -19,45 +17,14 @@ export type Cell = { table: string; column: string; value: unknown }
 /** A credential the layer must not keep, and what to call it in a report. */
 export type Secret = { value: string; label: string }
 
-const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
-
 /** Every non-null cell of every table of the layer (every table but the bank's own). */
 export async function layerCells(bank: BankClient): Promise<Cell[]> {
-  return bank.server.options.env?.LAB_DATABASE_URL ? postgresCells(bank) : sqliteCells(bank.server.options.dbPath)
-}
-
-function sqliteCells(dbPath: string): Cell[] {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true })
-  try {
-    const tables = db
-      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-      .all()
-      .filter((t) => !BANK_TABLES.has(t.name))
+  return withLayerStore(bank, async (store) => {
     const cells: Cell[] = []
-    for (const { name } of tables)
-      for (const row of db.prepare<[], Record<string, unknown>>(`SELECT * FROM ${quote(name)}`).all())
-        for (const [column, value] of Object.entries(row)) if (value !== null) cells.push({ table: name, column, value })
+    for (const table of await store.tables())
+      for (const row of await store.rows(table)) for (const [column, value] of Object.entries(row)) if (value !== null) cells.push({ table, column, value })
     return cells
-  } finally {
-    db.close()
-  }
-}
-
-async function postgresCells(bank: BankClient): Promise<Cell[]> {
-  const client = await connectToDatabase(bank)
-  try {
-    const { rows: tables } = await client.query<{ name: string }>(
-      "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
-    )
-    const cells: Cell[] = []
-    for (const { name } of tables.filter((t) => !BANK_TABLES.has(t.name))) {
-      const { rows } = await client.query<Record<string, unknown>>(`SELECT * FROM ${quote(name)}`)
-      for (const row of rows) for (const [column, value] of Object.entries(row)) if (value !== null) cells.push({ table: name, column, value })
-    }
-    return cells
-  } finally {
-    await client.end()
-  }
+  })
 }
 
 const MAX_NESTING = 8

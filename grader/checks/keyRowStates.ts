@@ -6,7 +6,6 @@
 // (as the whole value or inside a composite one). The owner is found by what
 // changes when a retry takes an expired claim over: a value that is not a
 // clock reading (the lease, the claim time) but names who holds the claim.
-import Database from 'better-sqlite3'
 import { expectStatus, fail, type Check } from '../check.ts'
 import { courseRule } from '../courseRule.ts'
 import type { Reply } from '../../harness/http.ts'
@@ -14,36 +13,11 @@ import { firstOutside, momentOf } from './timeline.ts'
 import { openParties, periodBank } from './setup.ts'
 import { answeredOrInCore, holdInCore, pending, plan } from './inFlight.ts'
 import { notJudgedWithoutTakeover } from './leases.ts'
-import { BANK_TABLES } from './keyTable.ts'
+import { keyRowState, type LayerRow } from './layerDatabase.ts'
 
-type Row = Record<string, unknown>
-type Snapshot = { table: string; row: Row } | undefined
+type Snapshot = LayerRow | undefined
 
-const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
 const show = (v: unknown) => (Buffer.isBuffer(v) ? `x'${v.toString('hex')}'` : JSON.stringify(v))
-
-/** The one row, in a table of the layer, with a column holding `key`. */
-function rowOf(dbPath: string, key: string): Snapshot {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true })
-  try {
-    const tables = db
-      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-      .all()
-      .filter((t) => !BANK_TABLES.has(t.name))
-    for (const { name } of tables) {
-      const columns = db
-        .prepare<[], { name: string }>(`PRAGMA table_info(${quote(name)})`)
-        .all()
-        .map((c) => c.name)
-      const holds = columns.map((c) => `instr(CAST(${quote(c)} AS TEXT), @key) > 0`).join(' OR ')
-      const rows = db.prepare<{ key: string }, Row>(`SELECT * FROM ${quote(name)} WHERE ${holds}`).all({ key })
-      if (rows.length === 1) return { table: name, row: rows[0]! }
-    }
-    return undefined
-  } finally {
-    db.close()
-  }
-}
 
 const DAY_MS = 86_400_000
 /** A clock reading of about now: ms or s since the epoch, a Julian day, or a date string. */
@@ -85,7 +59,7 @@ const keyRowStates: Check = {
     let retaken: Snapshot
     try {
       const { at: claim, value: held } = await momentOf(ctx.clock, () => holdInCore(bank, () => send(key)))
-      claimed = rowOf(dbPath, key)
+      claimed = keyRowState(dbPath, key)
       if (!claimed)
         rowFail(
           `while the first request was in the core, no row of the layer held its key (${key}): the claim must be committed on its own, before the transfer, so that every process sees it`,
@@ -107,7 +81,7 @@ const keyRowStates: Check = {
           got: `HTTP ${seen.answered[0]!.status}`,
         })
       }
-      retaken = rowOf(dbPath, key)
+      retaken = keyRowState(dbPath, key)
       await bank.core({ hold: false })
       ;[, takeover] = await Promise.all([held.reply, retry])
     } finally {
@@ -128,7 +102,7 @@ const keyRowStates: Check = {
     // that fences with the lease time alone has none, and is judged by its row only.
     const owners = changed.filter((c) => !isEmpty(retaken.row[c]) && !isClock(retaken.row[c], now) && !isClock(claimed.row[c], now))
 
-    const completed = rowOf(dbPath, key)
+    const completed = keyRowState(dbPath, key)
     if (!completed) rowFail(`after the transfer completed, no row holds its key (${key}): the completed key must be kept`)
     const kept = owners.filter((c) => show(completed.row[c]) === show(retaken.row[c]))
     if (kept.length)
@@ -150,7 +124,7 @@ const keyRowStates: Check = {
     } finally {
       await bank.core({ failNext: 0 })
     }
-    const released = rowOf(dbPath, failedKey)
+    const released = keyRowState(dbPath, failedKey)
     const stillOwned = released ? owners.filter((c) => !isEmpty(released.row[c])) : []
     if (stillOwned.length)
       rowFail("after a 503 the key's row still names the failed request as its owner: release the claim (delete the row) so a retry runs at once", {

@@ -10,39 +10,20 @@
 // The column may hold the key as it is or inside a composite value, as
 // libraries do (`idem:POST:/transfers:<key>`): that is just as unique,
 // provided the rest of the value is a scope too (the same for both keys).
-import Database from 'better-sqlite3'
-
-/** The bank's own tables (bank/db.ts); every other table belongs to the layer. */
-export const BANK_TABLES = new Set(['clients', 'accounts', 'ledger'])
-
-const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
+import type Database from 'better-sqlite3'
+import { BANK_TABLES, quoteName, type Row, readSqliteFile, sqliteColumns, sqliteLayerTables, sqliteRowsHolding } from './layerDatabase.ts'
 
 export type KeyTableVerdict = { ok: true; table: string; column: string; index: string; columns: string[] } | { ok: false; reason: string }
 
-type Row = Record<string, unknown>
-
 /** `keys`: two keys one client sent to one route, both accepted. */
 export function inspectKeyTable(dbPath: string, keys: [string, string]): KeyTableVerdict {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true })
-  try {
-    const tables = db
-      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-      .all()
-      .map((t) => t.name)
-      .filter((name) => !BANK_TABLES.has(name))
+  return readSqliteFile<KeyTableVerdict>(dbPath, (db) => {
     const reasons: string[] = []
     let found = false
-    for (const table of tables) {
-      const columns = db
-        .prepare<[], { name: string }>(`PRAGMA table_info(${quote(table)})`)
-        .all()
-        .map((c) => c.name)
-      for (const column of columns) {
+    for (const table of sqliteLayerTables(db)) {
+      for (const column of sqliteColumns(db, table)) {
         // The key itself, or a value with the key inside (random UUIDs: no accidental match).
-        const find = db.prepare<[string, string], Row>(
-          `SELECT * FROM ${quote(table)} WHERE ${quote(column)} = ? OR instr(CAST(${quote(column)} AS TEXT), ?) > 0 LIMIT 1`,
-        )
-        const rows = keys.map((k) => find.get(k, k))
+        const rows = keys.map((k) => sqliteRowsHolding(db, table, k, column)[0])
         if (!rows[0] || !rows[1]) continue
         found = true
         const [rest0, rest1] = keys.map((k, i) => String(rows[i]![column]).replace(k, '⟨key⟩'))
@@ -63,21 +44,19 @@ export function inspectKeyTable(dbPath: string, keys: [string, string]): KeyTabl
         reason: `no table besides the bank's own (${[...BANK_TABLES].join(', ')}) holds the keys we sent (${keys.join(', ')}); store each key as sent`,
       }
     return { ok: false, reason: reasons.join('; ') }
-  } finally {
-    db.close()
-  }
+  })
 }
 
 function uniqueIndexOver(db: Database.Database, table: string, column: string, rows: [Row, Row]): KeyTableVerdict {
   const indexes = db
-    .prepare<[], { name: string; unique: number; partial: number }>(`PRAGMA index_list(${quote(table)})`)
+    .prepare<[], { name: string; unique: number; partial: number }>(`PRAGMA index_list(${quoteName(table)})`)
     .all()
     .filter((i) => i.unique === 1 && i.partial === 0)
   const problems: string[] = []
   for (const index of indexes) {
     // An expression in the index has no column name: it is not a plain column constraint.
     const columns = db
-      .prepare<[], { name: string | null }>(`PRAGMA index_info(${quote(index.name)})`)
+      .prepare<[], { name: string | null }>(`PRAGMA index_info(${quoteName(index.name)})`)
       .all()
       .map((c) => c.name)
     if (!columns.includes(column) || columns.includes(null)) continue

@@ -10,7 +10,7 @@
 // on every run.
 import { expectEqual, fail, type Check } from '../check.ts'
 import { pending } from './inFlight.ts'
-import { connectToDatabase, lockWaiters } from './layerRows.ts'
+import { connectToDatabase, lockWaiters } from './layerDatabase.ts'
 import { newRows, openParties } from './setup.ts'
 import { moreInstances, waitFor } from './stage6Instances.ts'
 

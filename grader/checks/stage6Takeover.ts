@@ -13,7 +13,7 @@ import { expectEqual, fail, type Check } from '../check.ts'
 import type { Reply } from '../../harness/http.ts'
 import { firstOutside, momentOf } from './timeline.ts'
 import { expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
-import { connectToDatabase, lockRowsMentioning, lockWaiters } from './layerRows.ts'
+import { connectToDatabase, lockRowsHolding, lockWaiters } from './layerDatabase.ts'
 import { openParties } from './setup.ts'
 import { expectInFlight, moreInstances, waitFor } from './stage6Instances.ts'
 
@@ -48,7 +48,7 @@ const simultaneousTakeovers: Check = {
     try {
       await Promise.all(takers.map((t) => t.core({ hold: true })))
       await locker.query('BEGIN')
-      if ((await lockRowsMentioning(locker, key)) === 0)
+      if ((await lockRowsHolding(locker, key)) === 0)
         fail(`no row of the layer's tables holds the key ${key} of the crashed instance's claim: store each key as the client sent it`)
       const answers: Reply[] = []
       const inCore = async () => (await Promise.all(takers.map((t) => t.core({})))).reduce((n, s) => n + s.inflight, 0)
