@@ -1,11 +1,11 @@
 // What a check is. Each stage lists its checks as data (grader/checks/stageN.ts);
 // the runner (runner.ts) is generic.
-import type { BankClient } from '../harness/bankClient.ts'
-import type { GradeClock } from '../harness/gradeClock.ts'
-import type { Stage } from '../harness/course.ts'
-import { CheckFailure, type FailureDetails } from '../harness/failure.ts'
-import type { Exchange, Reply } from '../harness/http.ts'
-import type { Rng } from '../harness/rng.ts'
+import type { BankClient } from '#harness/bankClient.ts'
+import type { GradeClock } from '#harness/gradeClock.ts'
+import type { Stage } from '#harness/course.ts'
+import { CheckFailure, type FailureDetails } from '#harness/failure.ts'
+import type { Exchange, Reply } from '#harness/http.ts'
+import type { Rng } from '#harness/rng.ts'
 
 export type StartOptions = {
   /** Extra LAB_* environment for this instance, e.g. { LAB_LEASE_MS: '300' }. */

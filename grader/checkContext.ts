@@ -2,12 +2,12 @@
 // stream, a way to start more servers) and what it leaves behind for its
 // result: its requests, notes, partial credit, the extra servers to stop.
 import { setMaxListeners } from 'node:events'
-import { BankClient } from '../harness/bankClient.ts'
-import { stageByNumber, type Stage } from '../harness/course.ts'
-import { CheckFailure } from '../harness/failure.ts'
-import { HttpClient, type Exchange } from '../harness/http.ts'
-import { Rng } from '../harness/rng.ts'
-import type { ServerProcess } from '../harness/spawnServer.ts'
+import { BankClient } from '#harness/bankClient.ts'
+import { stageByNumber, type Stage } from '#harness/course.ts'
+import { CheckFailure } from '#harness/failure.ts'
+import { HttpClient, type Exchange } from '#harness/http.ts'
+import { Rng } from '#harness/rng.ts'
+import type { ServerProcess } from '#harness/spawnServer.ts'
 import type { Check, CheckContext, StartOptions } from './check.ts'
 import { describeRefusals, findCopiedAnswers } from './copiedAnswers.ts'
 import type { Run } from './gradingRun.ts'

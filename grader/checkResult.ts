@@ -1,6 +1,6 @@
 // What one check came to: the runner produces it, the reports print it, and
 // the start-failure helpers build it for checks that never ran.
-import type { Exchange } from '../harness/http.ts'
+import type { Exchange } from '#harness/http.ts'
 
 /**
  * 'skipped': the check needs more than the HTTP contract (check.needs) and the server is a --server command.

@@ -1,7 +1,7 @@
 // A check's time limit measures the check, not the machine's start-up speed:
 // time its servers spend starting (a restart after a crash, an extra instance)
 // is left out, so a slow start inside a check is never a check timeout.
-import type { ServerProcess } from '../harness/spawnServer.ts'
+import type { ServerProcess } from '#harness/spawnServer.ts'
 
 export class TimeoutError extends Error {
   constructor(timeoutMs: number) {

@@ -2,10 +2,10 @@
 // of the grader's own making, with the evidence a report shows. Pure: it reads
 // what the servers and the HTTP client already know, so every class can be
 // tested without starting a server.
-import { CheckFailure } from '../harness/failure.ts'
-import { endFromText, gradingLimitVerdict } from '../harness/limits.ts'
-import type { Exchange } from '../harness/http.ts'
-import { ServerStartError, type ServerProcess } from '../harness/spawnServer.ts'
+import { CheckFailure } from '#harness/failure.ts'
+import { endFromText, gradingLimitVerdict } from '#harness/limits.ts'
+import type { Exchange } from '#harness/http.ts'
+import { ServerStartError, type ServerProcess } from '#harness/spawnServer.ts'
 import type { CheckResult, CheckStatus } from './checkResult.ts'
 import { TimeoutError } from './checkTimer.ts'
 import { NotJudged } from './check.ts'

@@ -10,8 +10,8 @@ import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from '
 import { createRequire } from 'node:module'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { repoRoot } from '../harness/paths.ts'
-import type { ScanTarget } from '../harness/workspace.ts'
+import { repoRoot } from '#harness/paths.ts'
+import type { ScanTarget } from '#harness/workspace.ts'
 
 // typescript is a devDependency every checkout installs (npm install); its
 // scanner finds import/export-from/import()/require() as the language sees them.

@@ -5,13 +5,13 @@
 // regression), which would only take minutes to say that a starter fails.
 import { writeFileSync } from 'node:fs'
 import chalk from 'chalk'
-import { course, type Stage } from '../harness/course.ts'
+import { course, type Stage } from '#harness/course.ts'
 import { skippedOnDatabase, type Check } from './check.ts'
 import { isNotStarted, notStartedProgress, renderProgress, stageProgress, type StageProgress } from './progress.ts'
 import { printCheck, printDatabaseStart, printHeader, stageHeadings, printSummary, printVerboseExchange } from './report.ts'
 import type { GradeResult } from './runner.ts'
-import { InterruptedError, interrupted } from '../harness/processes.ts'
-import { describeSource, type Source } from '../harness/workspace.ts'
+import { InterruptedError, interrupted } from '#harness/processes.ts'
+import { describeSource, type Source } from '#harness/workspace.ts'
 import { rerunCommand } from './rerun.ts'
 
 export type GradeAllOptions = { source: Source; seed: number; verbose: boolean; json?: string; sandbox?: boolean; sandboxTmp?: string }

@@ -6,9 +6,9 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import chalk from 'chalk'
 import { z } from 'zod'
-import { parseArgsOrExit } from '../harness/cliArgs.ts'
-import { findStage, UnknownStageError, type Stage } from '../harness/course.ts'
-import { repoRoot } from '../harness/paths.ts'
+import { parseArgsOrExit } from '#harness/cliArgs.ts'
+import { findStage, UnknownStageError, type Stage } from '#harness/course.ts'
+import { repoRoot } from '#harness/paths.ts'
 
 const USAGE = `usage: npm run hint -- <stage> [--reset]
 

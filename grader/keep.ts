@@ -6,9 +6,9 @@ import { openSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { request } from 'undici'
-import type { Exchange } from '../harness/http.ts'
-import { serverCommand, serverCwd, serverEnv, startCeilingMs, type ServerProcess } from '../harness/spawnServer.ts'
-import type { Workspace } from '../harness/workspace.ts'
+import type { Exchange } from '#harness/http.ts'
+import { serverCommand, serverCwd, serverEnv, startCeilingMs, type ServerProcess } from '#harness/spawnServer.ts'
+import type { Workspace } from '#harness/workspace.ts'
 
 export type KeptClient = { id: string; name: string; apiKey: string; accounts: string[] }
 

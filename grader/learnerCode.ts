@@ -6,12 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import { deniedSolutionRead } from './copiedAnswers.ts'
-import { confinementArgs } from '../harness/confinement.ts'
-import { childEnv, onCleanup, signalGroup, track } from '../harness/processes.ts'
-import { repoRoot } from '../harness/paths.ts'
-import { CheckFailure } from '../harness/failure.ts'
-import { exportSandbox, sandboxed } from '../harness/sandbox.ts'
-import { startCeilingMs } from '../harness/spawnServer.ts'
+import { confinementArgs } from '#harness/confinement.ts'
+import { childEnv, onCleanup, signalGroup, track } from '#harness/processes.ts'
+import { repoRoot } from '#harness/paths.ts'
+import { CheckFailure } from '#harness/failure.ts'
+import { exportSandbox, sandboxed } from '#harness/sandbox.ts'
+import { startCeilingMs } from '#harness/spawnServer.ts'
 
 const SCRIPT = resolve(repoRoot, 'grader/callExport.ts')
 /** Set by each grade(): the grading's data folder (and TMPDIR) when the learner code it calls runs sandboxed. */

@@ -1,7 +1,7 @@
 // The learner-loop flags of `npm run grade`: the faster, narrower runs and
 // --keep. Kept apart from cli.ts so the grade command's own options stay short.
 import type { GradeOptions } from './runner.ts'
-import { course, type Stage } from '../harness/course.ts'
+import { course, type Stage } from '#harness/course.ts'
 
 export const LOOP_OPTIONS = {
   only: { type: 'string', multiple: true },

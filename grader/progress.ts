@@ -4,12 +4,12 @@
 // not decide: some regression checks call another stage's learner file (the
 // stage 0 query, stage 2's canonicalize), whose state is that stage's.
 import chalk from 'chalk'
-import { course, type Stage } from '../harness/course.ts'
-import { repoRoot } from '../harness/paths.ts'
+import { course, type Stage } from '#harness/course.ts'
+import { repoRoot } from '#harness/paths.ts'
 import { isFailure } from './checkResult.ts'
 import type { GradeResult } from './runner.ts'
 import { isUntouched } from './starters.ts'
-import { describeSource, type Source } from '../harness/workspace.ts'
+import { describeSource, type Source } from '#harness/workspace.ts'
 
 export type StageState = 'passed' | 'failed' | 'not started'
 

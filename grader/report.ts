@@ -1,8 +1,8 @@
 // How a grade looks in a terminal.
 import chalk from 'chalk'
-import type { Stage } from '../harness/course.ts'
-import { describeResponse, toCurl, type Exchange } from '../harness/http.ts'
-import type { PgServer } from '../harness/postgres.ts'
+import type { Stage } from '#harness/course.ts'
+import { describeResponse, toCurl, type Exchange } from '#harness/http.ts'
+import type { PgServer } from '#harness/postgres.ts'
 import type { KeptServer } from './keep.ts'
 import { isFailure, type CheckResult } from './checkResult.ts'
 import type { GradeResult } from './runner.ts'

@@ -3,8 +3,8 @@
 // failure, stored with a roster's results, and drawn in a history's page; a
 // folder or a server command is shell-quoted, so pasting it runs exactly this.
 import { quote } from 'shell-quote'
-import type { ServerCommand } from '../harness/serverCommand.ts'
-import { describeSource, type Source } from '../harness/workspace.ts'
+import type { ServerCommand } from '#harness/serverCommand.ts'
+import { describeSource, type Source } from '#harness/workspace.ts'
 
 /** The command that grades this again: same stage, seed and code, and as narrowed (--only, --no-regression). */
 export function rerunCommand(

@@ -7,10 +7,10 @@
 import { spawn } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { parseArgsOrExit } from '../harness/cliArgs.ts'
-import { findStage } from '../harness/course.ts'
+import { parseArgsOrExit } from '#harness/cliArgs.ts'
+import { findStage } from '#harness/course.ts'
 import { createDemo, demoCurls } from './serveDemo.ts'
-import { repoRoot } from '../harness/paths.ts'
+import { repoRoot } from '#harness/paths.ts'
 
 const USAGE = `usage: npm run serve -- [<stage>] [--solution] [--port N] [--fresh] [--demo]
 

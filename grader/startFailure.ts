@@ -3,9 +3,9 @@
 // other check is listed as not run.
 import { relative } from 'node:path'
 import type { Check } from './check.ts'
-import type { Stage } from '../harness/course.ts'
-import { gradingLimitVerdict, endFromText } from '../harness/limits.ts'
-import { repoRoot } from '../harness/paths.ts'
+import type { Stage } from '#harness/course.ts'
+import { gradingLimitVerdict, endFromText } from '#harness/limits.ts'
+import { repoRoot } from '#harness/paths.ts'
 import type { CheckResult } from './checkResult.ts'
 
 /** esbuild's compile errors: "/path/file.ts:21:10: ERROR: Unexpected "="". */

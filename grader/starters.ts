@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { course, type Stage } from '../harness/course.ts'
-import { repoRoot } from '../harness/paths.ts'
+import { course, type Stage } from '#harness/course.ts'
+import { repoRoot } from '#harness/paths.ts'
 
 export const STARTER_HASHES = resolve(repoRoot, 'grader', 'starters.sha256')
 

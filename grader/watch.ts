@@ -6,15 +6,15 @@
 import { watch } from 'node:fs'
 import { resolve } from 'node:path'
 import chalk from 'chalk'
-import { parseArgsOrExit } from '../harness/cliArgs.ts'
-import { course, findStage } from '../harness/course.ts'
+import { parseArgsOrExit } from '#harness/cliArgs.ts'
+import { course, findStage } from '#harness/course.ts'
 import { nextStep } from './nextStep.ts'
-import { repoRoot } from '../harness/paths.ts'
-import { installSignalCleanup, interrupted } from '../harness/processes.ts'
+import { repoRoot } from '#harness/paths.ts'
+import { installSignalCleanup, interrupted } from '#harness/processes.ts'
 import { printCheck, printDatabaseStart, printHeader, printSummary, stageHeadings } from './report.ts'
-import { newSeed } from '../harness/rng.ts'
+import { newSeed } from '#harness/rng.ts'
 import { grade } from './runner.ts'
-import type { Source } from '../harness/workspace.ts'
+import type { Source } from '#harness/workspace.ts'
 
 /** Editors write a file in several steps (truncate, write, rename): one regrade for the lot. */
 const SETTLE_MS = 150

@@ -16,10 +16,10 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { checksFor } from '../grader/checks/index.ts'
-import { skippedOnDatabase } from '../grader/check.ts'
-import { course, stageByNumber, type Stage } from '../harness/course.ts'
-import { repoRoot } from '../harness/paths.ts'
+import { checksFor } from '#grader/checks/index.ts'
+import { skippedOnDatabase } from '#grader/check.ts'
+import { course, stageByNumber, type Stage } from '#harness/course.ts'
+import { repoRoot } from '#harness/paths.ts'
 
 export type GeneratedDoc = { path: string; render(text: string): string }
 

@@ -9,13 +9,13 @@
 import { parseArgs } from 'node:util'
 import chalk from 'chalk'
 import pLimit from 'p-limit'
-import { course, stageByNumber } from '../harness/course.ts'
-import { startPostgres, type PgServer } from '../harness/postgres.ts'
-import { isFailure } from '../grader/checkResult.ts'
-import { mutants } from '../grader/mutants/index.ts'
-import { materialize } from '../grader/mutants/mutant.ts'
-import { installSignalCleanup } from '../harness/processes.ts'
-import { grade } from '../grader/runner.ts'
+import { course, stageByNumber } from '#harness/course.ts'
+import { startPostgres, type PgServer } from '#harness/postgres.ts'
+import { isFailure } from '#grader/checkResult.ts'
+import { mutants } from '#grader/mutants/index.ts'
+import { materialize } from '#grader/mutants/mutant.ts'
+import { installSignalCleanup } from '#harness/processes.ts'
+import { grade } from '#grader/runner.ts'
 
 installSignalCleanup()
 const { values, positionals } = parseArgs({

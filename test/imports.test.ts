@@ -96,6 +96,18 @@ describe('the import graph', () => {
     expect(outside).toEqual([])
   })
 
+  it('one import style: a module reaches grader/ or harness/ from another top folder by its #alias, never by ../', () => {
+    const top = (path: string) => path.split('/')[0]
+    const relativeAcross = [...graph].flatMap(([file, imports]) =>
+      imports
+        .filter(
+          ({ spec, target }) => spec.startsWith('.') && target.kind === 'module' && /^(grader|harness)\//.test(target.path) && top(target.path) !== top(file),
+        )
+        .map(({ spec }) => `${file} imports ${spec}`),
+    )
+    expect(relativeAcross).toEqual([])
+  })
+
   it('has no cycle among the course modules', () => {
     const edges = new Map([...graph].map(([file, imports]) => [file, imports.flatMap(({ target }) => (target.kind === 'module' ? [target.path] : []))]))
     expect(findCycles(edges).map((cycle) => cycle.join(' -> '))).toEqual([])

@@ -5,8 +5,8 @@
 // stores the client's API key in clear, readable by anyone who reads the key
 // table or a backup of it. White box (needs: 'database'): the grader reads
 // every cell of every layer table, on SQLite or PostgreSQL (layerDatabase.ts).
-import type { BankClient } from '../../harness/bankClient.ts'
-import type { RequestSpec } from '../../harness/http.ts'
+import type { BankClient } from '#harness/bankClient.ts'
+import type { RequestSpec } from '#harness/http.ts'
 import { fail, type Check } from '../check.ts'
 import { withLayerStore } from './layerDatabase.ts'
 import { openParties } from './setup.ts'

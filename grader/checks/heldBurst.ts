@@ -8,9 +8,9 @@
 // layer that lets two requests through is caught every run, not when the
 // scheduler happens to interleave them.
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { BankClient } from '../../harness/bankClient.ts'
+import type { BankClient } from '#harness/bankClient.ts'
 import { fail } from '../check.ts'
-import type { Reply, RequestSpec } from '../../harness/http.ts'
+import type { Reply, RequestSpec } from '#harness/http.ts'
 
 export type BurstGroup = { bank: BankClient; specs: RequestSpec[] }
 export type HeldBurst = { replies: Reply[]; reachedCore: number }

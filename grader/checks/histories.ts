@@ -10,7 +10,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import fc from 'fast-check'
-import { repoRoot } from '../../harness/paths.ts'
+import { repoRoot } from '#harness/paths.ts'
 import { fail, type Check, type CheckContext } from '../check.ts'
 import { historyArbitrary, motifKinds, type Alphabet, type History, type MotifKind } from '../model/history.ts'
 import { runHistory, type HistoryEnv, type HistoryRun, type Instance } from '../model/runHistory.ts'

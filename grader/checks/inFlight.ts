@@ -1,9 +1,9 @@
 // What stage 3's checks share: requests held in flight, and the verdicts on
 // them (answered at once or let into the core; moved money exactly once).
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { BankClient, Ledger, TransferBody } from '../../harness/bankClient.ts'
+import type { BankClient, Ledger, TransferBody } from '#harness/bankClient.ts'
 import { expectEqual, fail, type CheckContext } from '../check.ts'
-import type { Reply } from '../../harness/http.ts'
+import type { Reply } from '#harness/http.ts'
 import { newRows, type Party } from './setup.ts'
 
 /** A request whose reply may come much later (or never, if the server is killed): handled now, awaited later. */

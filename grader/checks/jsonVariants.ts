@@ -3,7 +3,7 @@
 // between tokens, numbers spelled 1, 1.0 or 1e0, characters as \u escapes.
 // Every text parses back to the same value, so RFC 8785 gives each the same
 // canonical form; a fingerprint over the raw text gives each a different one.
-import type { Rng } from '../../harness/rng.ts'
+import type { Rng } from '#harness/rng.ts'
 
 export type Style = {
   /** Member order: as written, shuffled in every object, or shuffled only below the top level. */

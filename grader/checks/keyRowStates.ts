@@ -8,7 +8,7 @@
 // clock reading (the lease, the claim time) but names who holds the claim.
 import { expectStatus, fail, type Check } from '../check.ts'
 import { courseRule } from '../courseRule.ts'
-import type { Reply } from '../../harness/http.ts'
+import type { Reply } from '#harness/http.ts'
 import { firstOutside, momentOf } from './timeline.ts'
 import { openParties, periodBank } from './setup.ts'
 import { answeredOrInCore, holdInCore, pending, plan } from './inFlight.ts'

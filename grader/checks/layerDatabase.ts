@@ -19,7 +19,7 @@
 // key with one would not be found), and a match could run across two columns.
 import Database from 'better-sqlite3'
 import pg from 'pg'
-import type { BankClient } from '../../harness/bankClient.ts'
+import type { BankClient } from '#harness/bankClient.ts'
 import { fail } from '../check.ts'
 
 /** The bank's own tables (bank/db.ts, bank/pg/db.ts); every other table belongs to the layer. */

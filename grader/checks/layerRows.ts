@@ -2,7 +2,7 @@
 // grader itself (white box: checks with `needs: 'database'`). The layer's
 // tables, the rows holding a key and the connection to either store are
 // layerDatabase.ts's.
-import type { BankClient } from '../../harness/bankClient.ts'
+import type { BankClient } from '#harness/bankClient.ts'
 import { withLayerStore } from './layerDatabase.ts'
 
 /**

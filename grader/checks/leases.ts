@@ -8,9 +8,9 @@
 // millisecond after (claim + L): timeline.ts. On a real clock the same probes
 // stand a margin inside and outside, and a stalled machine makes a round
 // inconclusive instead of deciding it.
-import type { BankClient, TransferBody } from '../../harness/bankClient.ts'
+import type { BankClient, TransferBody } from '#harness/bankClient.ts'
 import { expectProblem, expectStatus, fail, notJudged, type Check, type CheckContext } from '../check.ts'
-import type { Reply } from '../../harness/http.ts'
+import type { Reply } from '#harness/http.ts'
 import { DEFAULT_KEY_TTL_MS, expectChangedBodyRefused, is2xx, newRows, openParties, periodBank, type Party } from './setup.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { retryAfterProblem } from './retryAfter.ts'

@@ -6,7 +6,7 @@
 // replay-marked are the checks that fail on those.
 import { fail } from '../check.ts'
 import { courseRule } from '../courseRule.ts'
-import type { Reply } from '../../harness/http.ts'
+import type { Reply } from '#harness/http.ts'
 
 const MARKER = 'idempotent-replayed'
 /** The headers a replay carries over from the first response. */

@@ -4,7 +4,7 @@
 // exact moment, so the time left is exact and so is the range; on a real
 // clock each is known only between two readings, and the range widens by them.
 // An HTTP-date has whole seconds, and one more second of play.
-import type { Reply } from '../../harness/http.ts'
+import type { Reply } from '#harness/http.ts'
 import { fail } from '../check.ts'
 import { courseRule } from '../courseRule.ts'
 import { CLOCK_SLACK_MS, isExact, type Moment } from './timeline.ts'

@@ -3,8 +3,8 @@
 // no new row, mean the server still remembered the key. The
 // Idempotent-Replayed marker is stage 4's convention, not evidence: a layer
 // that replays correctly without it has not forgotten anything.
-import type { Ledger, LedgerEntry } from '../../harness/bankClient.ts'
-import type { Reply } from '../../harness/http.ts'
+import type { Ledger, LedgerEntry } from '#harness/bankClient.ts'
+import type { Reply } from '#harness/http.ts'
 
 export type RetryVerdict = 'remembered' | 'executed' | 'refused'
 

@@ -5,7 +5,7 @@
 // surrogates are written by hand: RFC 8785 §3.2.2.2 requires I-JSON input
 // (RFC 7493 §2.1), and a lone surrogate has no UTF-8 form, so it must throw.
 import jcs from 'canonicalize'
-import type { Rng } from '../../harness/rng.ts'
+import type { Rng } from '#harness/rng.ts'
 import { respell } from './jsonVariants.ts'
 
 /**

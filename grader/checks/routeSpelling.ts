@@ -6,7 +6,7 @@
 // re-spelled moves the money again. The bank names the route for the layer
 // (op.route), the same for every spelling.
 import { expectEqual, fail, type Check } from '../check.ts'
-import type { Reply } from '../../harness/http.ts'
+import type { Reply } from '#harness/http.ts'
 import { expectConsistent, newRows, openParties } from './setup.ts'
 
 /** The spellings Express routes to POST /transfers. */

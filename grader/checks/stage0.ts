@@ -2,7 +2,7 @@
 import { resolve } from 'node:path'
 import Database from 'better-sqlite3'
 import pLimit from 'p-limit'
-import type { LedgerEntry } from '../../harness/bankClient.ts'
+import type { LedgerEntry } from '#harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../check.ts'
 import { callLearnerExport } from '../learnerCode.ts'
 import { expectConsistent, freshKey, newRows, openParties } from './setup.ts'

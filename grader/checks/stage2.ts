@@ -3,7 +3,7 @@
 // order, whitespace, number spelling, escapes) is still the same request. And
 // the learner's canonicalize() is held to RFC 8785 directly.
 import { resolve } from 'node:path'
-import type { BankClient, Customer, Ledger, TransferBody } from '../../harness/bankClient.ts'
+import type { BankClient, Customer, Ledger, TransferBody } from '#harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import { callLearnerExport } from '../learnerCode.ts'
 import { expectChangedBodyRefused, expectConsistent, newRows, openParties, type Party } from './setup.ts'

@@ -6,10 +6,10 @@
 // shut, so the first request sits between its claim and its commit for as
 // long as the check needs. The checks never sleep and hope; they poll the
 // core's `inflight` count to know where each request is.
-import type { TransferBody } from '../../harness/bankClient.ts'
+import type { TransferBody } from '#harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../check.ts'
-import { CheckFailure } from '../../harness/failure.ts'
-import type { Reply } from '../../harness/http.ts'
+import { CheckFailure } from '#harness/failure.ts'
+import type { Reply } from '#harness/http.ts'
 import { expectChangedBodyRefused, expectNotExecutedAgain, is2xx, newRows, openParties, periodBank } from './setup.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { rowChecks } from './keyRowStates.ts'

@@ -6,9 +6,9 @@
 // or by reading it off a shared log) must see nothing of ours, neither our
 // stored response nor a 409 or 422 that only our request could cause.
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { BankClient, Ledger, TransferBody } from '../../harness/bankClient.ts'
+import type { BankClient, Ledger, TransferBody } from '#harness/bankClient.ts'
 import { expectEqual, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
-import type { Reply } from '../../harness/http.ts'
+import type { Reply } from '#harness/http.ts'
 import { expectConsistent, expectNotExecutedAgain, newRows, openParties } from './setup.ts'
 import { heldBurst } from './heldBurst.ts'
 import { isReplay, replayDeviations } from './replies.ts'

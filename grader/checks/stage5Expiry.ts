@@ -8,10 +8,10 @@
 // gone (a new request). On a real clock only the second probe is sent, a
 // margin after the latest possible expiry. Expiry is judged by the ledger and
 // the body (retryVerdict.ts), never by the Idempotent-Replayed marker.
-import type { BankClient } from '../../harness/bankClient.ts'
+import type { BankClient } from '#harness/bankClient.ts'
 import { expectProblem, expectStatus, fail, notJudged, type Check, type CheckContext } from '../check.ts'
 import { courseRule } from '../courseRule.ts'
-import type { Reply } from '../../harness/http.ts'
+import type { Reply } from '#harness/http.ts'
 import { elapsed, firstOutside, lastInside, momentOf, type Moment } from './timeline.ts'
 import { openParties, periodBank, type Party } from './setup.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'

@@ -1,10 +1,10 @@
 // Stage 5, the published policy: every money-route response carries
 // Idempotency-Key-Policy, computed from the server's configuration.
 import { parseDictionary } from 'structured-headers'
-import type { BankClient } from '../../harness/bankClient.ts'
+import type { BankClient } from '#harness/bankClient.ts'
 import { fail, type Check } from '../check.ts'
 import { courseRule } from '../courseRule.ts'
-import type { Reply } from '../../harness/http.ts'
+import type { Reply } from '#harness/http.ts'
 import { openParties } from './setup.ts'
 
 /** Idempotency-Key-Policy: ttl=<s>, lease=<s>, scope="client route" (a Structured Field Dictionary). */

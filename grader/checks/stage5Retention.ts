@@ -11,10 +11,10 @@
 // Idempotent-Replayed marker, which is stage 4's business.
 import pLimit from 'p-limit'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { TransferBody } from '../../harness/bankClient.ts'
+import type { TransferBody } from '#harness/bankClient.ts'
 import { expectEqual, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
 import { courseRule } from '../courseRule.ts'
-import type { Reply } from '../../harness/http.ts'
+import type { Reply } from '#harness/http.ts'
 import { decidedInside, elapsed, firstOutside, lastInside, momentOf, span, type Moment } from './timeline.ts'
 import { expectChangedBodyRefused, expectConsistent, openParties, periodBank, rowsBetween } from './setup.ts'
 import { describeRows as describe, layerRows, totalRows as total } from './layerRows.ts'

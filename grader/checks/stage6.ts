@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { expectEqual, fail, type Check } from '../check.ts'
 import { courseRule } from '../courseRule.ts'
-import type { Reply } from '../../harness/http.ts'
+import type { Reply } from '#harness/http.ts'
 import { decidedInside, elapsed, firstOutside, lastInside, momentOf } from './timeline.ts'
 import { newRows, openParties } from './setup.ts'
 import { heldBurst } from './heldBurst.ts'

@@ -1,8 +1,8 @@
 // What stage 6's checks share: more instances of the graded stage on the one
 // database, and the one answer a duplicate of a request in flight may get.
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { BankClient } from '../../harness/bankClient.ts'
-import type { Reply } from '../../harness/http.ts'
+import type { BankClient } from '#harness/bankClient.ts'
+import type { Reply } from '#harness/http.ts'
 import { expectProblem, fail, type CheckContext } from '../check.ts'
 
 /** `count` more instances of the graded stage on the default instance's database. */

@@ -1,9 +1,9 @@
 // Stage 6: the batch purge, run by one instance while another holds a claim.
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { BankClient } from '../../harness/bankClient.ts'
+import type { BankClient } from '#harness/bankClient.ts'
 import { expectEqual, fail, type Check } from '../check.ts'
 import { courseRule } from '../courseRule.ts'
-import type { GradeClock } from '../../harness/gradeClock.ts'
+import type { GradeClock } from '#harness/gradeClock.ts'
 import { CLOCK_SLACK_MS, decidedInside, firstOutside, lastInside, momentOf } from './timeline.ts'
 import { describeRows, layerRows, totalRows } from './layerRows.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'

@@ -10,7 +10,7 @@
 // guarded one finds the owner changed and takes nothing, an unguarded one
 // takes the key from the retry that just took it.
 import { expectEqual, fail, type Check } from '../check.ts'
-import type { Reply } from '../../harness/http.ts'
+import type { Reply } from '#harness/http.ts'
 import { firstOutside, momentOf } from './timeline.ts'
 import { expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { connectToDatabase, lockRowsHolding, lockWaiters } from './layerDatabase.ts'

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '#bank/db.ts'
-import type { LedgerEntry } from '../../harness/bankClient.ts'
-import type { Rng } from '../../harness/rng.ts'
+import type { LedgerEntry } from '#harness/bankClient.ts'
+import type { Rng } from '#harness/rng.ts'
 
 export const WINDOW_MS = 60_000
 

@@ -12,7 +12,7 @@
 // only known between two readings of the clock; the probes then stand a
 // margin inside and outside the boundary, and a probe that was decided too
 // late to tell makes the round inconclusive instead of failing it.
-import type { GradeClock } from '../../harness/gradeClock.ts'
+import type { GradeClock } from '#harness/gradeClock.ts'
 import { fail, type CheckContext } from '../check.ts'
 
 /** Date.now() has whole milliseconds; on a real clock, bounds derived from it get this much slack. */

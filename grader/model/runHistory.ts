@@ -8,10 +8,10 @@
 // failure shows (timeline.ts).
 import canonicalize from 'canonicalize'
 import { parseDictionary } from 'structured-headers'
-import type { BankClient, Customer, Ledger } from '../../harness/bankClient.ts'
-import type { GradeClock } from '../../harness/gradeClock.ts'
-import { Reply, type Exchange, type RequestSpec } from '../../harness/http.ts'
-import { Rng } from '../../harness/rng.ts'
+import type { BankClient, Customer, Ledger } from '#harness/bankClient.ts'
+import type { GradeClock } from '#harness/gradeClock.ts'
+import { Reply, type Exchange, type RequestSpec } from '#harness/http.ts'
+import { Rng } from '#harness/rng.ts'
 import { courseRuleLabel, type CourseRule } from '../courseRule.ts'
 import { serialize } from '../checks/jsonVariants.ts'
 import {

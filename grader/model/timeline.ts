@@ -2,7 +2,7 @@
 // per step, and as a self-contained HTML sequence diagram with one lane per
 // instance and one for the database and its ledger. Every string that came
 // from the server is escaped: the page runs no script and fetches nothing.
-import { toCurl } from '../../harness/http.ts'
+import { toCurl } from '#harness/http.ts'
 import type { HistoryRun, Step } from './runHistory.ts'
 import { ruleLabel } from './runHistory.ts'
 import { escapeHtml } from '../escapeHtml.ts'

@@ -3,8 +3,8 @@
 // visible in a few lines and the edit breaks loudly if the solution changes.
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { stageByNumber } from '../../harness/course.ts'
-import { repoRoot } from '../../harness/paths.ts'
+import { stageByNumber } from '#harness/course.ts'
+import { repoRoot } from '#harness/paths.ts'
 
 export type Mutant = {
   /** e.g. `check-then-insert` (unique across the course). */

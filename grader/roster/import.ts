@@ -6,8 +6,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import chalk from 'chalk'
-import { parseArgsOrExit } from '../../harness/cliArgs.ts'
-import { stageByNumber } from '../../harness/course.ts'
+import { parseArgsOrExit } from '#harness/cliArgs.ts'
+import { stageByNumber } from '#harness/course.ts'
 import { parseGradeResult } from './resultSchema.ts'
 import { DEFAULT_STORE, DuplicateRunError, ResultsStore } from './store.ts'
 

@@ -4,7 +4,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
-import { repoRoot } from '../../harness/paths.ts'
+import { repoRoot } from '#harness/paths.ts'
 import type { GradeSummary } from './resultSchema.ts'
 
 export const DEFAULT_STORE = resolve(repoRoot, 'results', 'grades.sqlite')

@@ -1,8 +1,8 @@
 // npm run scores -- [--store FILE] [--stage N] [--csv FILE] [--html FILE]
 import { existsSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { parseArgsOrExit } from '../../harness/cliArgs.ts'
-import { findStage } from '../../harness/course.ts'
+import { parseArgsOrExit } from '#harness/cliArgs.ts'
+import { findStage } from '#harness/course.ts'
 import { DEFAULT_STORE, ResultsStore } from '../roster/store.ts'
 import { renderCsv } from './csv.ts'
 import { renderHtml } from './html.ts'

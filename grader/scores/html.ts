@@ -2,7 +2,7 @@
 // no network (a Content-Security-Policy says so), so it can be mailed or
 // archived as is. Learner ids are folder names, i.e. learner-controlled: every
 // text goes through escapeHtml().
-import { course } from '../../harness/course.ts'
+import { course } from '#harness/course.ts'
 import { mostFailed, notPassed, type CheckStat, type StageStat, type Summary } from './summary.ts'
 import { MARKS } from './text.ts'
 import { escapeHtml } from '../escapeHtml.ts'

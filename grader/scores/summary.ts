@@ -4,7 +4,7 @@
 // Stage k's column is the latest run that graded the learner's stage-k folder,
 // counting stage k's own checks: the earlier layers a stage folder receives
 // solved (given/) earn nothing there. Its regression checks only mark the cell.
-import { course } from '../../harness/course.ts'
+import { course } from '#harness/course.ts'
 import type { Outcome, StoredCheck, StoredRun } from '../roster/store.ts'
 
 export type CheckColumn = { id: string; stage: number; title: string; maxPoints: number }
