@@ -119,6 +119,7 @@ async function main(): Promise<number> {
       jobs,
       sandbox,
       regrade: values.regrade,
+      histories,
     })
   }
   // --keep leaves the learner's own server up for curl, on a port: no sandbox (it has no network).

@@ -31,6 +31,8 @@ export type RosterOptions = {
   sandbox: boolean
   /** Grade again what the store already holds a finished grading of, from this roster (--regrade). */
   regrade?: boolean
+  /** Random histories per histories check (--histories); the grader's default when absent. */
+  histories?: number
 }
 
 export class RosterError extends Error {}
@@ -95,6 +97,7 @@ export async function gradeRoster(o: RosterOptions): Promise<number> {
           memoryMb: MEMORY_MB,
           workDir: workDirs[i]!,
           sandbox: o.sandbox,
+          histories: o.histories,
         })
         if (interrupted()) return undefined
         // A grader child interrupted on its own (not by us) did not finish either: not stored, a rerun grades it.

@@ -34,6 +34,8 @@ export type SubmissionOptions = {
   workDir: string
   /** Its servers run sandboxed (the child is told to insist on it). */
   sandbox: boolean
+  /** Random histories per histories check, when not the grader's default. */
+  histories?: number
 }
 
 export type SubmissionResult = {
@@ -74,6 +76,7 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
       '--seed',
       String(o.seed),
       o.sandbox ? '--sandbox' : '--no-sandbox',
+      ...(o.histories === undefined ? [] : ['--histories', String(o.histories)]),
       '--json-fd',
       '3',
     ],
