@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgsOrExit } from '#harness/cliArgs.ts'
-import { findStage } from '#harness/course.ts'
+import { findStage, UnknownStageError, type Stage } from '#harness/course.ts'
 import { createDemo, demoCurls } from './serveDemo.ts'
 import { repoRoot } from '#harness/paths.ts'
 
@@ -30,7 +30,12 @@ const { values, positionals } = parseArgsOrExit(USAGE, {
     demo: { type: 'boolean', default: false },
   },
 })
-const stage = findStage(positionals[0] ?? '0')
+if (positionals.length > 1) {
+  console.error(`unexpected argument ${positionals[1]}: serve takes one stage`)
+  console.error(USAGE)
+  process.exit(2)
+}
+const stage = stageOrExit(positionals[0] ?? '0')
 const dir = resolve(repoRoot, values.solution ? 'solutions' : 'stages', stage.folder)
 const db = process.env.LAB_DB ?? resolve(repoRoot, `bank-${stage.folder}${values.solution ? '-solution' : ''}.sqlite`)
 if (values.fresh) for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true })
@@ -53,4 +58,16 @@ if (values.demo) {
       child.kill('SIGTERM')
     },
   )
+}
+
+/** The stage named on the command line; an unknown one is the user's mistake: one line and the usage, exit 2. */
+function stageOrExit(name: string): Stage {
+  try {
+    return findStage(name)
+  } catch (error) {
+    if (!(error instanceof UnknownStageError)) throw error
+    console.error(error.message)
+    console.error(USAGE)
+    process.exit(2)
+  }
 }

@@ -43,8 +43,9 @@
 // and says so once on stderr.
 import { accessSync, constants, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { constants as os } from 'node:os'
-import { delimiter, join, relative } from 'node:path'
+import { join, relative } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { findExecutable } from './executables.ts'
 import { onCleanup } from './processes.ts'
 
 export type Limits = {
@@ -130,19 +131,7 @@ let prlimit: { path?: string } | undefined
 
 /** util-linux's prlimit, if this machine has it (probed once). */
 export function findPrlimit(): string | undefined {
-  prlimit ??= {
-    path: ['/usr/bin', '/bin', ...(process.env.PATH ?? '').split(delimiter)]
-      .filter(Boolean)
-      .map((dir) => join(dir, 'prlimit'))
-      .find((file) => {
-        try {
-          accessSync(file, constants.X_OK)
-          return true
-        } catch {
-          return false
-        }
-      }),
-  }
+  prlimit ??= { path: findExecutable('prlimit') }
   return prlimit.path
 }
 

@@ -18,10 +18,11 @@
 //     cgroup of its own with pids.max before bwrap starts.
 // No solutions/ at all, no other checkout, no HOME, no results.
 import { spawnSync } from 'node:child_process'
-import { accessSync, constants, existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync } from 'node:fs'
-import { basename, delimiter, dirname, join, resolve } from 'node:path'
+import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
 import type { Stage } from './course.ts'
 import { course } from './course.ts'
+import { findExecutable } from './executables.ts'
 import { findPrlimit, type Limits, limitsFromEnv, pidsCgroup, withLimits } from './limits.ts'
 import { repoRoot } from './paths.ts'
 
@@ -41,17 +42,7 @@ let probed: { path?: string; problem?: string } | undefined
 
 export function findBwrap(): { path?: string; problem?: string } {
   if (probed) return probed
-  const path = (process.env.PATH ?? '/usr/bin:/bin')
-    .split(delimiter)
-    .map((dir) => join(dir, 'bwrap'))
-    .find((file) => {
-      try {
-        accessSync(file, constants.X_OK)
-        return true
-      } catch {
-        return false
-      }
-    })
+  const path = findExecutable('bwrap')
   if (!path) return (probed = { problem: 'bwrap (bubblewrap) is not installed' })
   // Installed is not enough: a container without user namespaces refuses to build one.
   const run = spawnSync(path, ['--unshare-all', '--ro-bind', '/', '/', '--', 'true'], { encoding: 'utf8', timeout: 10_000 })

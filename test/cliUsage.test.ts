@@ -57,6 +57,14 @@ describe.concurrent('an unknown option', () => {
   )
 })
 
+it('npm run serve with an unknown stage: names it, prints the usage, exits 2, no stack trace', { timeout: SPAWN_LIMIT_MS + 20_000 }, async () => {
+  const r = await run(['grader/serve.ts', 'no-such-stage'])
+  expect(r.code, r.stdout + r.stderr).toBe(2)
+  expect(r.stderr).toContain('unknown stage "no-such-stage"')
+  expect(r.stderr).toContain('usage: npm run serve --')
+  expect(r.stdout + r.stderr).not.toMatch(/^ {4}at /m)
+})
+
 describe('the line that names the problem', () => {
   const problem = (args: string[], config: ParseArgsConfig = {}) => {
     try {
