@@ -1,5 +1,6 @@
-// The bank's HTTP surface. The contract is CONTRACT.md; this file wires it up.
-// Money-moving POSTs go through the stage's idempotency layer (see layer.ts).
+// The bank's HTTP surface, one for both stores. The contract is CONTRACT.md;
+// this file wires it up over a Store (store.ts: the SQLite file or
+// PostgreSQL). Money-moving POSTs go through the stage's idempotency layer (see layer.ts).
 import { randomUUID } from 'node:crypto'
 import express, { type NextFunction, type Request, type Response } from 'express'
 import type { z } from 'zod'
@@ -7,17 +8,17 @@ import { hashApiKey, newApiKey, requireAdmin, requireClient } from './auth.ts'
 import type { Config } from './config.ts'
 import { clockAdmin } from './clockAdmin.ts'
 import { CoreBanking } from './core.ts'
-import type { Db } from './db.ts'
-import type { Layer, Operation } from './layer.ts'
-import { createMoney } from './money.ts'
+import type { Layer, Operation, StoreKind } from './layer.ts'
+import { type Move, notOwner, unknownAccount } from './money.ts'
 import { jsonBody, type RawRequest } from './body.ts'
 import { repeatedKeyProblem } from './keyLines.ts'
 import { HttpProblem, jsonOutcome, problem, writeOutcome as send, type Outcome } from './problem.ts'
 import { requestLog } from './requestLog.ts'
 import { CoreUpdate, DepositBody, NewAccount, NewClient, TransferBody } from './schemas.ts'
 import { storableParam } from './storableText.ts'
+import type { Store } from './store.ts'
 
-export function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   const result = schema.safeParse(body)
   if (result.success) return result.data
   const errors = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }))
@@ -30,7 +31,7 @@ export function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S>
 
 // HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own check would answer it
 // without a problem body, so the server turns that check off (httpServer.ts) and this one answers.
-export function requireHost(req: Request, _res: Response, next: NextFunction) {
+function requireHost(req: Request, _res: Response, next: NextFunction) {
   if (req.httpVersion === '1.1' && req.headers.host === undefined)
     throw new HttpProblem(problem(400, 'bad-request', 'Bad request', 'An HTTP/1.1 request needs a Host header.'))
   next()
@@ -41,20 +42,19 @@ export function requireHost(req: Request, _res: Response, next: NextFunction) {
  * lower case, repeated lines joined as Node joins them; a repeated Set-Cookie,
  * which Node keeps as a list, joined with ", "), frozen.
  */
-export function operationHeaders(req: Request): Readonly<Record<string, string>> {
+function operationHeaders(req: Request): Readonly<Record<string, string>> {
   const headers: Record<string, string> = {}
   for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value
   return Object.freeze(headers)
 }
 
-export function createApp(db: Db, config: Config, layer: Layer) {
+export function createApp<K extends StoreKind>(store: Store<K>, config: Config, layer: Layer<K>) {
   const app = express()
   app.disable('x-powered-by')
   app.set('etag', false)
   app.use(requestLog())
   const core = new CoreBanking(config.processingDelayMs)
-  const money = createMoney(db)
-  const client = requireClient(db)
+  const client = requireClient((apiKeyHash) => store.clientWithKey(apiKeyHash))
   const admin = requireAdmin(config.adminToken)
 
   app.use(requireHost)
@@ -64,63 +64,38 @@ export function createApp(db: Db, config: Config, layer: Layer) {
   app.get('/health', (_req, res) => send(res, jsonOutcome(200, { status: 'ok', pid: process.pid })))
 
   // ---- admin ----------------------------------------------------------------
-  app.post('/admin/clients', admin, (req, res) => {
+  app.post('/admin/clients', admin, async (req, res) => {
     const { name } = parse(NewClient, req.body)
     const id = `cl_${randomUUID()}`
     const apiKey = newApiKey()
-    db.prepare('INSERT INTO clients (id, name, api_key_hash, created_at) VALUES (?, ?, ?, ?)').run(id, name, hashApiKey(apiKey), new Date().toISOString())
+    await store.addClient({ id, name, apiKeyHash: hashApiKey(apiKey) })
     send(res, jsonOutcome(201, { id, name, apiKey }))
   })
 
-  app.get('/admin/ledger', admin, (_req, res) => {
-    const read = db.transaction(() => ({
-      accounts: db.prepare('SELECT id, client_id AS clientId, balance, opened_with AS openedWith FROM accounts ORDER BY rowid').all(),
-      entries: db
-        .prepare(
-          `SELECT id, kind, client_id AS clientId, from_account AS "from", to_account AS "to", amount, created_at AS createdAt
-           FROM ledger ORDER BY seq`,
-        )
-        .all(),
-    }))
-    send(res, jsonOutcome(200, read()))
-  })
-
+  app.get('/admin/ledger', admin, async (_req, res) => send(res, jsonOutcome(200, await store.ledger())))
   app.get('/admin/core', admin, (_req, res) => send(res, jsonOutcome(200, core.state())))
   app.put('/admin/core', admin, (req, res) => send(res, jsonOutcome(200, core.update(parse(CoreUpdate, req.body)))))
   clockAdmin(app, admin, parse)
 
   // ---- clients --------------------------------------------------------------
-  app.post('/accounts', client, (req, res) => {
+  app.post('/accounts', client, async (req, res) => {
     const { balance } = parse(NewAccount, req.body)
     const id = `acc_${randomUUID()}`
-    db.prepare('INSERT INTO accounts (id, client_id, balance, opened_with, created_at) VALUES (?, ?, ?, ?, ?)').run(
-      id,
-      res.locals.clientId,
-      balance,
-      balance,
-      new Date().toISOString(),
-    )
+    await store.addAccount({ id, clientId: res.locals.clientId, balance })
     send(res, jsonOutcome(201, { id, balance }, { Location: `/accounts/${id}` }))
   })
 
-  app.get('/accounts/:id', client, (req, res) => {
-    const account = db
-      .prepare<[string], { id: string; clientId: string; balance: number }>('SELECT id, client_id AS clientId, balance FROM accounts WHERE id = ?')
-      .get(String(req.params.id))
-    if (!account) throw new HttpProblem(problem(404, 'account-not-found', 'Account not found', `There is no account ${req.params.id}.`))
-    if (account.clientId !== res.locals.clientId)
-      throw new HttpProblem(problem(403, 'not-account-owner', 'Not your account', `Account ${account.id} belongs to another client.`))
+  app.get('/accounts/:id', client, async (req, res) => {
+    const id = String(req.params.id)
+    const account = await store.account(id)
+    if (!account) throw new HttpProblem(unknownAccount(id))
+    if (account.clientId !== res.locals.clientId) throw new HttpProblem(notOwner(id))
     send(res, jsonOutcome(200, { id: account.id, balance: account.balance }))
   })
 
   for (const kind of ['transfer', 'deposit'] as const) {
-    app.get(`/${kind}s/:id`, client, (req, res) => {
-      const entry = db
-        .prepare(
-          `SELECT id, from_account AS "from", to_account AS "to", amount, created_at AS createdAt
-           FROM ledger WHERE id = ? AND kind = ? AND client_id = ?`,
-        )
-        .get(String(req.params.id), kind, res.locals.clientId)
+    app.get(`/${kind}s/:id`, client, async (req, res) => {
+      const entry = await store.entry(kind, String(req.params.id), res.locals.clientId)
       if (!entry) throw new HttpProblem(problem(404, `${kind}-not-found`, 'Not found', `You have no ${kind} ${req.params.id}.`))
       send(res, jsonOutcome(200, entry))
     })
@@ -130,15 +105,15 @@ export function createApp(db: Db, config: Config, layer: Layer) {
   // Express matches /transfers, /TRANSFERS and /transfers/ alike, so the
   // route a layer scopes keys by is the name given here (op.route), never the
   // spelling of the request (op.path): one route, one key space.
-  function moneyRoute<S extends z.ZodType>(path: string, schema: S, move: (clientId: string, payload: z.infer<S>) => Outcome) {
+  function moneyRoute<S extends z.ZodType>(path: string, schema: S, moveOf: (payload: z.infer<S>) => Move) {
     const route = `POST ${path}`
     app.post(path, client, async (req: Request, res: Response) => {
       const clientId: string = res.locals.clientId
-      const payload = parse(schema, req.body)
+      const move = moveOf(parse(schema, req.body))
       // Answered like the layer's own malformed key (and with its policy), before the layer runs.
       const repeated = repeatedKeyProblem(req.headersDistinct)
       if (repeated) return send(res, repeated, layer.policyHeaders)
-      const op: Operation = {
+      const op: Operation<K> = {
         clientId,
         route,
         path: req.path,
@@ -147,20 +122,13 @@ export function createApp(db: Db, config: Config, layer: Layer) {
         payload: req.body,
         rawBody: (req as RawRequest).rawBody ?? '',
         async execute(inSameTransaction) {
+          // The core call first, with no transaction open (and, on PostgreSQL, no connection taken).
           if ((await core.call()) === 'unavailable')
             return problem(503, 'core-unavailable', 'Core banking unavailable', 'No money moved; try again.', {
               headers: { 'Retry-After': '1' },
             })
-          // IMMEDIATE takes the write lock up front, so two processes never
-          // interleave their balance checks and updates.
-          const outcome = db
-            .transaction(() => {
-              const outcome = move(clientId, payload)
-              inSameTransaction?.(outcome)
-              return outcome
-            })
-            .immediate()
-          // Committed. The fault point of PUT /admin/core's crashAfterCommit (the same in pg/app.ts).
+          const outcome = await store.runMoneyMove(clientId, move, inSameTransaction)
+          // Committed. The fault point of PUT /admin/core's crashAfterCommit.
           core.afterCommit()
           return outcome
         },
@@ -168,8 +136,8 @@ export function createApp(db: Db, config: Config, layer: Layer) {
       send(res, await layer.handle(op), layer.policyHeaders)
     })
   }
-  moneyRoute('/transfers', TransferBody, money.transfer)
-  moneyRoute('/deposits', DepositBody, money.deposit)
+  moneyRoute('/transfers', TransferBody, ({ from, to, amount }) => ({ kind: 'transfer', from, to, amount }))
+  moneyRoute('/deposits', DepositBody, ({ to, amount }) => ({ kind: 'deposit', to, amount }))
 
   // ---- errors -----------------------------------------------------------------
   app.use((req: Request) => {
@@ -182,7 +150,7 @@ export function createApp(db: Db, config: Config, layer: Layer) {
   return app
 }
 
-export function toProblem(err: unknown): Outcome {
+function toProblem(err: unknown): Outcome {
   if (err instanceof HttpProblem) return err.outcome
   const e = err as { type?: string; status?: number; message?: string }
   if (e.type === 'entity.parse.failed') return problem(400, 'malformed-json', 'Malformed JSON', 'The body is not valid JSON.')

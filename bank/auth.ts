@@ -2,7 +2,6 @@
 // API keys are stored hashed, so a leaked database does not leak credentials.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { NextFunction, Request, Response } from 'express'
-import type { Db } from './db.ts'
 import { HttpProblem, problem } from './problem.ts'
 
 export const hashApiKey = (key: string) => createHash('sha256').update(key).digest('hex')
@@ -24,14 +23,14 @@ export function requireAdmin(adminToken: string) {
   }
 }
 
-export function requireClient(db: Db) {
-  const findClient = db.prepare<[string], { id: string }>('SELECT id FROM clients WHERE api_key_hash = ?')
-  return (req: Request, res: Response, next: NextFunction) => {
+/** `findClient`: the client whose API key hashes to this (the store's lookup). */
+export function requireClient(findClient: (apiKeyHash: string) => Promise<string | undefined>) {
+  return async (req: Request, res: Response, next: NextFunction) => {
     const token = bearer(req)
     if (!token) throw unauthorized('Send your API key as "Authorization: Bearer <key>".')
-    const client = findClient.get(hashApiKey(token))
-    if (!client) throw unauthorized('That API key is not known.')
-    res.locals.clientId = client.id
+    const clientId = await findClient(hashApiKey(token))
+    if (!clientId) throw unauthorized('That API key is not known.')
+    res.locals.clientId = clientId
     next()
   }
 }

@@ -24,7 +24,7 @@ const schema = z.object({
     .int()
     .min(1)
     .default(16 * 1024),
-  // Stage 6: a PostgreSQL URL instead of the SQLite file (bank/pg/), its pool
+  // Stage 6: a PostgreSQL URL instead of the SQLite file (pg/store.ts), its pool
   // size, and this instance's clock offset (the grader skews instances' clocks;
   // any stage honours it).
   LAB_DATABASE_URL: z.string().optional(),

@@ -2,13 +2,42 @@
 // validates the body; then every money-moving POST becomes an Operation that the
 // stage's idempotency layer handles. The layer decides whether to call
 // `execute()` (the transfer) at all, and what to answer.
+//
+// One seam for both stores: the type argument says which store the layer runs
+// on (`Sqlite`, the default for a layer, stages 0–5; `Postgres`, stage 6), and
+// so what createLayer is given and what execute's callback gets and may return.
 import type { Config } from './config.ts'
 import type { Db } from './db.ts'
+import type { Pool, Tx } from './pg/db.ts'
 import type { Outcome } from './problem.ts'
 
 export type { Outcome } from './problem.ts'
+export type { Pool, Tx } from './pg/db.ts'
 
-export type Operation = {
+/**
+ * What differs between the stores, as a layer sees it: `context`, what
+ * createLayer is given (beside the config) to keep its own tables; and
+ * `inSameTransaction`, the callback execute accepts: the handle on the money's
+ * transaction it gets (`tx`), and whether it may await.
+ */
+export type StoreKind = { context: object; inSameTransaction: (outcome: Outcome, tx: never) => void | Promise<void> }
+
+/**
+ * The SQLite file. Its transaction is synchronous (better-sqlite3, one
+ * connection shared by every request), so the callback must finish its writes
+ * without awaiting; `tx` is that connection.
+ */
+export type Sqlite = { context: { db: Db }; inSameTransaction: (outcome: Outcome, tx: Db) => void }
+
+/** PostgreSQL (stage 6): `tx` is the pooled connection the money's transaction runs on, and the callback may await it. */
+export type Postgres = { context: { pool: Pool }; inSameTransaction: (outcome: Outcome, tx: Tx) => void | Promise<void> }
+
+/**
+ * A money-moving request, handed to the layer. `Operation` without a type
+ * argument is one on either store, whose callback gets a `tx` it cannot use:
+ * what a helper that serves every stage takes (given/'s identify, executeClaimed).
+ */
+export type Operation<S extends StoreKind = StoreKind> = {
   /** The authenticated client making the request. */
   clientId: string
   /**
@@ -40,25 +69,24 @@ export type Operation = {
   /** The body text exactly as the client's library serialized it. */
   rawBody: string
   /**
-   * Moves the money. Waits for the core-banking call, then commits in one
-   * SQLite transaction. `inSameTransaction` runs inside that transaction,
-   * after the movement, with the outcome about to be sent: whatever it writes
-   * commits together with the money, and if it throws, nothing commits.
-   * A core-banking failure returns a 503 outcome and commits nothing.
+   * Moves the money. Waits for the core-banking call (no transaction is open
+   * during it), then moves the money in one transaction.
+   * `inSameTransaction(outcome, tx)` runs inside that transaction, after the
+   * movement, with the outcome about to be sent: whatever it writes (on `tx`
+   * on PostgreSQL, not the pool) commits together with the money, and if it
+   * throws, nothing commits. A core-banking failure returns a 503 outcome and
+   * commits nothing.
    */
-  execute(inSameTransaction?: (outcome: Outcome) => void): Promise<Outcome>
+  execute(inSameTransaction?: S['inSameTransaction']): Promise<Outcome>
 }
 
-export type LayerContext = {
-  db: Db
-  config: Config
-}
+export type LayerContext<S extends StoreKind = Sqlite> = S['context'] & { config: Config }
 
-export type Layer = {
-  handle(op: Operation): Promise<Outcome>
+export type Layer<S extends StoreKind = Sqlite> = {
+  handle(op: Operation<S>): Promise<Outcome>
   /** Extra response headers the bank adds to every response (e.g. a published key policy). */
   policyHeaders?: Record<string, string>
 }
 
 /** What every stage's idempotency.ts exports. */
-export type CreateLayer = (ctx: LayerContext) => Layer
+export type CreateLayer<S extends StoreKind = Sqlite> = (ctx: LayerContext<S>) => Layer<S> | Promise<Layer<S>>

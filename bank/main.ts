@@ -9,19 +9,24 @@ import { installClock } from './clock.ts'
 import { loadConfig } from './config.ts'
 import { openDatabase } from './db.ts'
 import { createHttpServer } from './httpServer.ts'
-import type { CreateLayer } from './layer.ts'
+import type { CreateLayer, StoreKind } from './layer.ts'
+import { sqliteStore } from './sqliteStore.ts'
+import type { Store } from './store.ts'
 
 const config = loadConfig()
 // Before the layer is loaded: whatever it reads of Date reads this clock.
 installClock({ offsetMs: config.clockOffsetMs, startMs: config.clockNowMs })
-// LAB_DATABASE_URL: PostgreSQL (stage 6, bank/pg/); otherwise the SQLite file.
-const { app, close } = config.databaseUrl ? await (await import('./pg/open.ts')).openPgBank(config, config.databaseUrl) : await openSqliteBank()
+// LAB_DATABASE_URL: PostgreSQL (stage 6), imported only then, so the SQLite stages load none of it; otherwise the SQLite file.
+const store: Store<StoreKind> = config.databaseUrl
+  ? await (await import('./pg/store.ts')).openPgStore(config.databaseUrl, config.poolMax)
+  : sqliteStore(openDatabase(config.dbPath))
+const app = await openBank(store)
 
-async function openSqliteBank() {
-  const db = openDatabase(config.dbPath)
+/** The stage's layer on `store`'s tables (createLayer may be async), and the app around both. */
+async function openBank<K extends StoreKind>(store: Store<K>) {
   const layerFile = pathToFileURL(resolve(config.stageDir, 'idempotency.ts')).href
-  const { createLayer } = (await import(layerFile)) as { createLayer: CreateLayer }
-  return { app: createApp(db, config, createLayer({ db, config })), close: () => db.close() }
+  const { createLayer } = (await import(layerFile)) as { createLayer: CreateLayer<K> }
+  return createApp(store, config, await createLayer({ ...store.layerContext, config }))
 }
 
 // LAB_SOCKET: a Unix socket instead of a port, for the grader's sandbox, which has no network.
@@ -36,7 +41,7 @@ const server = socket ? http.listen(socket, onListening) : http.listen(config.po
 
 function shutdown() {
   server.close(() => {
-    close()
+    store.close()
     process.exit(0)
   })
   server.closeIdleConnections()

@@ -1,55 +1,69 @@
-// The money itself. These functions run inside a transaction the caller opens,
-// so the checks and the writes see one consistent state.
+// The money itself, the same on both stores: which accounts a movement reads,
+// whether it may happen, what it writes and what it answers. A store
+// (store.ts) reads the accounts inside its transaction, asks decide(), and
+// applies the plan in that same transaction, so the checks and the writes see
+// one consistent state; only the SQL is the store's.
 import { randomUUID } from 'node:crypto'
-import type { Db } from './db.ts'
 import { jsonOutcome, problem, type Outcome } from './problem.ts'
 
-export type TransferRequest = { from: string; to: string; amount: number }
-export type DepositRequest = { to: string; amount: number }
+export type Move = { kind: 'transfer'; from: string; to: string; amount: number } | { kind: 'deposit'; to: string; amount: number }
 
-type AccountRow = { id: string; clientId: string; balance: number }
+export type AccountRow = { id: string; clientId: string; balance: number }
 
-export function createMoney(db: Db) {
-  const getAccount = db.prepare<[string], AccountRow>('SELECT id, client_id AS clientId, balance FROM accounts WHERE id = ?')
-  const addToBalance = db.prepare<[number, string]>('UPDATE accounts SET balance = balance + ? WHERE id = ?')
-  const insertEntry = db.prepare<[string, string, string, string | null, string, number, string]>(
-    `INSERT INTO ledger (id, kind, client_id, from_account, to_account, amount, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  )
+/** One ledger row: what a duplicate transfer looks like is two of these for one intent. */
+export type Entry = { id: string; kind: Move['kind']; clientId: string; from: string | null; to: string; amount: number }
 
-  function unknownAccount(id: string): Outcome {
-    return problem(404, 'account-not-found', 'Account not found', `There is no account ${id}.`)
+/** What an allowed movement writes: each balance change, then its ledger row. */
+export type Plan = { changes: Array<[accountId: string, delta: number]>; entry: Entry; balanceAfter: number }
+
+/** The accounts a movement reads (and, on PostgreSQL, locks) before decide(). */
+export const accountsOf = (move: Move): string[] => (move.kind === 'transfer' ? [move.from, move.to] : [move.to])
+
+/** Also GET /accounts/{id}'s answers (app.ts): one wording for an account, however it is reached. */
+export const unknownAccount = (id: string): Outcome => problem(404, 'account-not-found', 'Account not found', `There is no account ${id}.`)
+export const notOwner = (id: string): Outcome => problem(403, 'not-account-owner', 'Not your account', `Account ${id} belongs to another client.`)
+
+/** A refusal (a problem that moves nothing) or the plan to apply; `accounts` holds those of accountsOf(move) that exist. */
+export function decide(clientId: string, move: Move, accounts: ReadonlyMap<string, AccountRow>): { refused: Outcome } | { plan: Plan } {
+  if (move.kind === 'deposit') {
+    const { to, amount } = move
+    const target = accounts.get(to)
+    if (!target) return { refused: unknownAccount(to) }
+    if (target.clientId !== clientId) return { refused: notOwner(to) }
+    const entry: Entry = { id: `dp_${randomUUID()}`, kind: 'deposit', clientId, from: null, to, amount }
+    return { plan: { changes: [[to, amount]], entry, balanceAfter: target.balance + amount } }
   }
-
+  const { from, to, amount } = move
+  const source = accounts.get(from)
+  if (!source) return { refused: unknownAccount(from) }
+  if (source.clientId !== clientId) return { refused: notOwner(from) }
+  if (!accounts.has(to)) return { refused: unknownAccount(to) }
+  if (source.balance < amount)
+    return {
+      refused: problem(402, 'insufficient-funds', 'Insufficient funds', `Account ${from} cannot cover ${amount} won.`, {
+        members: { balance: source.balance, amount },
+      }),
+    }
+  const entry: Entry = { id: `tr_${randomUUID()}`, kind: 'transfer', clientId, from, to, amount }
   return {
-    transfer(clientId: string, { from, to, amount }: TransferRequest): Outcome {
-      const source = getAccount.get(from)
-      if (!source) return unknownAccount(from)
-      if (source.clientId !== clientId) return problem(403, 'not-account-owner', 'Not your account', `Account ${from} belongs to another client.`)
-      if (!getAccount.get(to)) return unknownAccount(to)
-      if (source.balance < amount)
-        return problem(402, 'insufficient-funds', 'Insufficient funds', `Account ${from} cannot cover ${amount} won.`, {
-          members: { balance: source.balance, amount },
-        })
-      const id = `tr_${randomUUID()}`
-      const createdAt = new Date().toISOString()
-      addToBalance.run(-amount, from)
-      addToBalance.run(amount, to)
-      insertEntry.run(id, 'transfer', clientId, from, to, amount, createdAt)
-      // balanceAfter and createdAt make this body differ if it were computed
-      // again later: that is why stage 4 replays the stored bytes instead.
-      return jsonOutcome(201, { id, from, to, amount, createdAt, balanceAfter: source.balance - amount }, { Location: `/transfers/${id}` })
-    },
-
-    deposit(clientId: string, { to, amount }: DepositRequest): Outcome {
-      const target = getAccount.get(to)
-      if (!target) return unknownAccount(to)
-      if (target.clientId !== clientId) return problem(403, 'not-account-owner', 'Not your account', `Account ${to} belongs to another client.`)
-      const id = `dp_${randomUUID()}`
-      const createdAt = new Date().toISOString()
-      addToBalance.run(amount, to)
-      insertEntry.run(id, 'deposit', clientId, null, to, amount, createdAt)
-      return jsonOutcome(201, { id, to, amount, createdAt, balanceAfter: target.balance + amount }, { Location: `/deposits/${id}` })
+    plan: {
+      changes: [
+        [from, -amount],
+        [to, amount],
+      ],
+      entry,
+      balanceAfter: source.balance - amount,
     },
   }
+}
+
+/**
+ * The 201 for an applied plan, `createdAt` as its store recorded it.
+ * balanceAfter and createdAt make this body differ if it were computed again
+ * later: that is why stage 4 replays the stored bytes instead.
+ */
+export function moved({ entry, balanceAfter }: Plan, createdAt: string): Outcome {
+  const { id, kind, from, to, amount } = entry
+  const body = kind === 'transfer' ? { id, from, to, amount, createdAt, balanceAfter } : { id, to, amount, createdAt, balanceAfter }
+  return jsonOutcome(201, body, { Location: `/${kind}s/${id}` })
 }

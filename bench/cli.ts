@@ -10,9 +10,7 @@ import { measureGrading } from './grading.ts'
 import { measureLayers } from './layers.ts'
 import { measureLoop } from './loop.ts'
 import { DEFAULT_CONNECTIONS } from './load.ts'
-import { measurePg } from './pgLayers.ts'
-import { buildPgReport, printPg } from './pgReport.ts'
-import { buildReport, currentLoad, printLoop, printReport } from './report.ts'
+import { buildPgReport, buildReport, currentLoad, printLoop, printPg, printReport } from './report.ts'
 import { benchedFolder } from './targets.ts'
 
 const PARTS = ['load', 'pg', 'grade', 'day', 'loop'] as const
@@ -80,12 +78,15 @@ async function main(): Promise<number> {
   const log = (line: string) => console.log(chalk.dim(line))
 
   const startLoad = currentLoad()
-  const layers = parts.includes('load') ? await measureLayers({ ...options, stages: stages.filter((n) => !onPostgres(n)) }, log) : []
+  const bank = (number: number, instances = 1) => ({ stage: number, label: benchedFolder(number), instances })
+  const sqliteBanks = stages.filter((n) => !onPostgres(n)).map((n) => bank(n))
+  const pgBenched = instances.flatMap((n) => [0, ...pgStages].map((stage) => bank(stage, n)))
+  const layers = parts.includes('load') ? (await measureLayers('sqlite', options, sqliteBanks, log)).results : []
   const pg = !parts.includes('pg')
     ? { skipped: 'skipped (--parts)' }
     : pgStages.length === 0
       ? { skipped: 'skipped (no PostgreSQL stage in --stages)' }
-      : buildPgReport(await measurePg({ ...options, instances, stages: [0, ...pgStages].map((number) => ({ number, label: benchedFolder(number) })) }, log))
+      : buildPgReport(await measureLayers('postgres', options, pgBenched, log))
   const grading = parts.includes('grade') ? await measureGrading(known, seed, log) : { skipped: 'skipped (--parts)' }
   const finalStage = Math.max(...known)
   const day = parts.includes('day') ? await measureDayReplay(finalStage, log) : { skipped: 'skipped (--parts)' }

@@ -1,21 +1,26 @@
-// The cost of each layer on SQLite: the stage 0 starter and every later
-// SQLite stage's solution, one bank process each, measured interleaved
-// (interleave.ts). Stages on PostgreSQL are pgLayers.ts's.
+// The cost of each layer on one store: the stage 0 starter and the later
+// stages' solutions, each bank on a fresh database of its own with one or
+// several instances, all measured interleaved in one run (interleave.ts).
 import { interleave, type Measured, type SegmentOptions } from './interleave.ts'
-import { Targets } from './targets.ts'
+import { type Bank, type StoreName, type Startup, Targets } from './targets.ts'
 
 export type LoadOptions = SegmentOptions & { stages: number[] }
 
-export type LayerResult = Measured & { stage: number; label: string }
+export type LayerResult = Measured & Bank
 
-export async function measureLayers(options: LoadOptions, log: (line: string) => void): Promise<LayerResult[]> {
-  const targets = new Targets()
+export type LayersBench = { results: LayerResult[]; startup?: Startup }
+
+/** Every bank of `banks` on `store`, measured; stopped afterwards whatever happened. */
+export async function measureLayers(store: StoreName, options: SegmentOptions, banks: Bank[], log: (line: string) => void): Promise<LayersBench> {
+  const targets = new Targets(store)
+  let results: LayerResult[] = []
   try {
-    log(`starting ${options.stages.length} servers (LAB_PROCESSING_DELAY_MS=0, fresh database each)`)
-    await targets.start(options.stages)
-    const measured = await interleave(targets.list, options, Targets.ledgerRows, log)
-    return measured.map(({ target, fresh, replay }) => ({ stage: target.stage, label: target.label, fresh, replay }))
+    log(`starting ${banks.length} bank(s) on ${store} (LAB_PROCESSING_DELAY_MS=0, fresh database each)`)
+    await targets.start(banks, log)
+    const measured = await interleave(targets.list, options, (t) => t.ledgerRows(), log)
+    results = measured.map(({ target: { stage, label, instances }, fresh, replay }) => ({ stage, label, instances, fresh, replay }))
   } finally {
     await targets.stop()
   }
+  return { results, startup: targets.startup }
 }

@@ -70,7 +70,7 @@ async function saveToVerdict(stageNumber: number, seed: number): Promise<Pick<Lo
     for (const file of s.edits) cpSync(resolve(repoRoot, 'solutions', s.folder, file), join(checkout, 'stages', s.folder, file))
   }
   const folder = join(checkout, 'stages', stage.folder)
-  const child = spawn(process.execPath, ['--import', 'tsx', 'grader/watch.ts', String(stageNumber), '--dir', checkout, '--seed', String(seed)], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'grader/cli/watch.ts', String(stageNumber), '--dir', checkout, '--seed', String(seed)], {
     cwd: repoRoot,
     env: { ...process.env, FORCE_COLOR: '0' },
     detached: true,

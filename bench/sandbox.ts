@@ -40,7 +40,7 @@ function gradeRoster(sandboxed: boolean, run: number): Promise<number> {
   const args = [
     '--import',
     'tsx',
-    'grader/cli.ts',
+    'grader/cli/grade.ts',
     String(stage.number),
     '--roster',
     roster,

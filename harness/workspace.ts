@@ -17,7 +17,7 @@ export function describeSource(source: Source): string {
   return source.kind === 'starter' ? '' : source.kind === 'solution' ? ' --solution' : ` ${quote(['--dir', source.path])}`
 }
 
-/** What the copied-answer scan (grader/copiedAnswers.ts) looks at for one stage. */
+/** What the copied-answer scan (grader/policing/copiedAnswers.ts) looks at for one stage. */
 export type ScanTarget = {
   /** The stage whose files these are: it may use given pieces of earlier stages only. */
   stage: number

@@ -17,7 +17,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { checksFor } from '#grader/checks/index.ts'
-import { skippedOnDatabase } from '#grader/check.ts'
+import { skippedOnDatabase } from '#grader/engine/check.ts'
 import { course, stageByNumber, type Stage } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
 

@@ -6,16 +6,17 @@
 // rows: the time-based checks spend most of their time waiting on a lease or
 // a TTL, not on a core. A failure prints the failing check's first line and
 // the rerun command.
+import { rmSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import chalk from 'chalk'
 import pLimit from 'p-limit'
 import { course, stageByNumber } from '#harness/course.ts'
 import { startPostgres, type PgServer } from '#harness/postgres.ts'
-import { isFailure } from '#grader/checkResult.ts'
+import { isFailure } from '#grader/engine/checkResult.ts'
 import { mutants } from '#grader/mutants/index.ts'
 import { materialize } from '#grader/mutants/mutant.ts'
 import { installSignalCleanup } from '#harness/processes.ts'
-import { grade } from '#grader/runner.ts'
+import { grade } from '#grader/engine/runner.ts'
 
 installSignalCleanup()
 const { values, positionals } = parseArgs({
@@ -77,7 +78,7 @@ if (!values['solutions-only'])
         return check && isFailure(check)
           ? undefined
           : `seed ${seed}: ${mutant.mustFail} did not fail on the mutant (${check?.status ?? 'not run'}; rerun: ${r.rerun})`
-      }),
+      }).finally(() => rmSync(path, { recursive: true, force: true })),
     )
   }
 await Promise.all(pending)

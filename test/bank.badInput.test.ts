@@ -1,7 +1,7 @@
 // The bad-input corpus, one table of cases run against both stores: the
-// SQLite bank (bank/app.ts, the stage 0 layer) and the PostgreSQL bank
-// (bank/pg/app.ts, stage 6's layer, on an embedded PostgreSQL started for
-// this file). For every case both banks answer the status and problem type
+// bank (bank/app.ts) on SQLite with the stage 0 layer, and on PostgreSQL
+// (bank/pg/store.ts) with stage 6's layer, on an embedded PostgreSQL started
+// for this file. For every case both banks answer the status and problem type
 // the table says, the same on both; no case is ever a 5xx, and none changes a
 // balance, a ledger row, a client or the core simulator. It includes what
 // PostgreSQL cannot store and SQLite can (U+0000, lone surrogates: see

@@ -1,8 +1,10 @@
 // Property-based fuzzing of the bank over raw TCP: random methods, paths
 // (route spellings included), headers (repeated, malformed, control bytes),
 // media types, encodings, bodies (valid transfers bent out of shape, deep
-// nesting, random JSON, random bytes), against the stage 0 and stage 5
-// reference solutions. Whatever arrives:
+// nesting, random JSON, random bytes), against each store from one table:
+// the stage 0 and stage 5 reference solutions on SQLite, the stage 0 and
+// stage 6 ones on PostgreSQL (one embedded server for this file, a database
+// per bank). Whatever arrives:
 // - the answer is never a 5xx (the core simulator is never told to fail);
 // - every error is application/problem+json with a type, a title and its status;
 // - a 4xx changes no balance and no ledger row, and money is always conserved;
@@ -16,6 +18,7 @@ import type { Ledger } from '#harness/bankClient.ts'
 import { TRANSFER_SPELLINGS } from '#grader/checks/routeSpelling.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { balancesOf, customerWith, startBank, STAGE0_SOLUTION, type TestBank } from './helpers/bank.ts'
+import { sharedPostgres } from './helpers/postgres.ts'
 import { rawRequest, sendRaw, type RawReply } from './helpers/rawHttp.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
@@ -23,6 +26,9 @@ const SEED = Number(process.env.LAB_FUZZ_SEED ?? 20_261_201)
 const RUNS = Number(process.env.LAB_FUZZ_RUNS ?? 200)
 const rerun = `LAB_FUZZ_SEED=${SEED} LAB_FUZZ_RUNS=${RUNS} npx vitest run test/bank.fuzz.test.ts`
 const scratch = scratchDir('fuzz')
+/** One PostgreSQL server for the whole file: a database on it per bank that runs on PostgreSQL. */
+const pg = sharedPostgres()
+
 afterAll(() => scratch.dispose())
 
 /** What the generator knows of the bank it attacks: real accounts and a real API key. */
@@ -202,13 +208,15 @@ function expectConserved(l: Ledger) {
 }
 
 describe.for([
-  ['stage 0', STAGE0_SOLUTION],
-  ['stage 5', resolve(repoRoot, 'solutions', '05-scope-ttl')],
-] as const)('fuzzing the bank with the %s solution', ([, stageDir]) => {
+  ['stage 0', 'sqlite', STAGE0_SOLUTION],
+  ['stage 5', 'sqlite', resolve(repoRoot, 'solutions', '05-scope-ttl')],
+  ['stage 0', 'postgres', STAGE0_SOLUTION],
+  ['stage 6', 'postgres', resolve(repoRoot, 'solutions', '06-production')],
+] as const)('fuzzing the bank with the %s solution on %s', ([, store, stageDir]) => {
   let tb: TestBank
   let world: World
   beforeAll(async () => {
-    tb = await startBank(scratch.path, { stageDir })
+    tb = await startBank(scratch.path, { stageDir, env: store === 'postgres' ? { LAB_DATABASE_URL: await pg.newDatabase() } : {} })
     const payer = await customerWith(tb.bank, 1_000_000_000, 1_000_000_000)
     const other = await customerWith(tb.bank, 1_000)
     world = { apiKey: payer.customer.apiKey, own: [payer.accounts[0]!, payer.accounts[1]!], other: other.accounts[0]! }
@@ -256,7 +264,7 @@ describe.for([
     expect(tb.server.logTail(10_000), 'no internal error logged').not.toMatch(/internal|\n\s+at /i)
     // The spread of answers, so a generator that only ever hits one path shows.
     console.log(
-      `fuzz ${stageDir.split('/').at(-1)}: ${RUNS} cases, seed ${SEED}; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`,
+      `fuzz ${stageDir.split('/').at(-1)} on ${store}: ${RUNS} cases, seed ${SEED}; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`,
     )
     expect(statuses.size, 'the cases reach many different answers').toBeGreaterThan(6)
   })

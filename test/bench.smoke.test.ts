@@ -6,19 +6,11 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { startGradeCli } from './helpers/cli.ts'
-import { leftoverAfter, processesWithMarker } from './helpers/procs.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 const scratch = scratchDir('bench')
 
-afterAll(async () => {
-  const left = await leftoverAfter(() => processesWithMarker(scratch.path))
-  scratch.dispose()
-  expect(
-    left.map((p) => `${p.pid} ${p.cmdline}`),
-    'server processes left running by the bench',
-  ).toEqual([])
-})
+afterAll(() => scratch.disposeExpectingNoneLeft('server processes left running by the bench'))
 
 it('measures fresh keys and replays for two stages and writes the ratios', async () => {
   const file = join(scratch.path, 'bench.json')

@@ -2,8 +2,8 @@
 // started: the servers are their after-the-fact views (did it die, its log),
 // the trace is a list of exchanges.
 import { describe, expect, it } from 'vitest'
-import { TimeoutError } from '#grader/checkTimer.ts'
-import { classifyFailure, type ServerView } from '#grader/classifyFailure.ts'
+import { TimeoutError } from '#grader/engine/checkTimer.ts'
+import { classifyFailure, type ServerView } from '#grader/engine/classifyFailure.ts'
 import { CheckFailure } from '#harness/failure.ts'
 import type { Exchange } from '#harness/http.ts'
 import { ServerStartError } from '#harness/spawnServer.ts'

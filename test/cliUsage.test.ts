@@ -7,7 +7,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import { describeParseArgsError, isParseArgsError } from '#harness/cliArgs.ts'
 import { repoRoot } from '#harness/paths.ts'
-import { rerunCommand } from '#grader/rerun.ts'
+import { rerunCommand } from '#grader/engine/rerun.ts'
 import { runCliDirectly } from './helpers/cli.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
@@ -16,10 +16,10 @@ afterAll(() => scratch.dispose())
 
 /** Each command's entry point, with the positional it needs to reach its options. */
 const commands: Array<[string, string[]]> = [
-  ['grade', ['grader/cli.ts', '1']],
-  ['watch', ['grader/watch.ts', '1']],
-  ['hint', ['grader/hint.ts', '1']],
-  ['serve', ['grader/serve.ts', '0']],
+  ['grade', ['grader/cli/grade.ts', '1']],
+  ['watch', ['grader/cli/watch.ts', '1']],
+  ['hint', ['grader/cli/hint.ts', '1']],
+  ['serve', ['grader/cli/serve.ts', '0']],
   ['replay', ['replay/cli.ts', '0']],
   ['scores', ['grader/scores/cli.ts']],
   ['scores:import', ['grader/roster/import.ts', 'results.json']],
@@ -58,7 +58,7 @@ describe.concurrent('an unknown option', () => {
 })
 
 it('npm run serve with an unknown stage: names it, prints the usage, exits 2, no stack trace', { timeout: SPAWN_LIMIT_MS + 20_000 }, async () => {
-  const r = await run(['grader/serve.ts', 'no-such-stage'])
+  const r = await run(['grader/cli/serve.ts', 'no-such-stage'])
   expect(r.code, r.stdout + r.stderr).toBe(2)
   expect(r.stderr).toContain('unknown stage "no-such-stage"')
   expect(r.stderr).toContain('usage: npm run serve --')
@@ -90,6 +90,7 @@ describe('the line that names the problem', () => {
 describe('the rerun line', () => {
   it('keeps --only (and --no-regression), quoted for the shell', () => {
     expect(rerunCommand(0, 7)).toBe('npm run grade -- 0 --seed 7')
+    expect(rerunCommand(5, 7, { kind: 'solution' }, undefined, { histories: 5 })).toBe('npm run grade -- 5 --seed 7 --solution --histories 5')
     expect(rerunCommand(2, 7, { kind: 'solution' }, undefined, { only: ['a', 'b'] })).toBe('npm run grade -- 2 --seed 7 --solution --only a --only b')
     expect(rerunCommand(2, 7, { kind: 'starter' }, undefined, { only: ["it's"], noRegression: true })).toBe(
       `npm run grade -- 2 --seed 7 --only "it's" --no-regression`,

@@ -5,7 +5,7 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSy
 import { dirname, join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { course } from '#harness/course.ts'
-import type { GradeAllResult } from '#grader/gradeAll.ts'
+import type { GradeAllResult } from '#grader/cli/gradeAll.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
@@ -28,7 +28,7 @@ function cloneWithoutSolutions(): string {
 async function gradeAllIn(clone: string, name: string): Promise<{ out: string; result: GradeAllResult }> {
   const json = join(scratch.path, `${name}.json`)
   const { code, out } = await new Promise<{ code: number | null; out: string }>((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'grader/cli.ts', 'all', '--seed', '3', '--json', json], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'grader/cli/grade.ts', 'all', '--seed', '3', '--json', json], {
       cwd: clone,
       env: { ...process.env, TMPDIR: scratch.path, FORCE_COLOR: '0' },
     })

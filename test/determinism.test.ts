@@ -2,11 +2,10 @@
 // checks, same random inputs), and the exit code says what happened.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, it } from 'vitest'
 import { stageByNumber } from '#harness/course.ts'
-import type { GradeResult } from '#grader/runner.ts'
+import type { GradeResult } from '#grader/engine/runner.ts'
 import { runCliDirectly, runGradeCli } from './helpers/cli.ts'
-import { leftoverAfter, processesWithMarker } from './helpers/procs.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 const scratch = scratchDir('cli')
@@ -24,14 +23,7 @@ const stable = (r: GradeResult) => ({
   checks: r.checks.map((c) => ({ id: c.id, stage: c.stage, title: c.title, passed: c.passed, points: c.points, message: c.message, inputs: c.inputs })),
 })
 
-afterAll(async () => {
-  const left = await leftoverAfter(() => processesWithMarker(scratch.path))
-  scratch.dispose()
-  expect(
-    left.map((p) => `${p.pid} ${p.cmdline}`),
-    'processes left running by the CLI runs',
-  ).toEqual([])
-})
+afterAll(() => scratch.disposeExpectingNoneLeft('processes left running by the CLI runs'))
 
 describe.concurrent('one seed, one run', () => {
   it('--seed 7 twice gives the same checks and the same random inputs; --seed 8 draws others; --repeat 2 runs both', async ({ expect }) => {

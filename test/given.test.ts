@@ -5,7 +5,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join, relative, resolve } from 'node:path'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
-import { findCopiedAnswers, givenStage } from '#grader/copiedAnswers.ts'
+import { findCopiedAnswers, givenStage } from '#grader/policing/copiedAnswers.ts'
 import { course } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
 

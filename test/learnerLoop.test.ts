@@ -10,8 +10,8 @@ import { request } from 'undici'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { stageByNumber } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
-import { printSummary } from '#grader/report.ts'
-import { firstError } from '#grader/startFailure.ts'
+import { printSummary } from '#grader/output/report.ts'
+import { firstError } from '#grader/engine/startFailure.ts'
 import { runCliDirectly, startGradeCli } from './helpers/cli.ts'
 import { leftoverAfter, pidAlive, processesWithMarker, waitFor } from './helpers/procs.ts'
 import { gradeIn, scratchDir } from './helpers/scratch.ts'
@@ -22,14 +22,7 @@ const scratch = scratchDir('loop')
 /** The check lines of a grade's output: "✓ title [id]" or "✗ title [id]". */
 const checkIds = (out: string) => [...out.matchAll(/^ {2}[✓✗] .* \[([a-z0-9-]+)\]/gm)].map((m) => m[1])
 
-afterAll(async () => {
-  const left = await leftoverAfter(() => processesWithMarker(scratch.path))
-  scratch.dispose()
-  expect(
-    left.map((p) => `${p.pid} ${p.cmdline}`),
-    'processes left running by this file',
-  ).toEqual([])
-})
+afterAll(() => scratch.disposeExpectingNoneLeft())
 
 function tmp(label: string) {
   const dir = join(scratch.path, label)

@@ -8,8 +8,8 @@ import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, type TestContext, vi } from 'vitest'
-import { classifyFailure, type ServerView } from '#grader/classifyFailure.ts'
-import { startFailureMessage } from '#grader/startFailure.ts'
+import { classifyFailure, type ServerView } from '#grader/engine/classifyFailure.ts'
+import { startFailureMessage } from '#grader/engine/startFailure.ts'
 import {
   DEFAULT_LIMITS,
   endFromText,

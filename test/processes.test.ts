@@ -22,14 +22,7 @@ mkdirSync(join(checkout, 'stages', stage0.folder), { recursive: true })
 const MARKER = `// overlay-marker ${process.pid}-${Date.now()}`
 writeFileSync(join(checkout, 'stages', stage0.folder, 'suspectedDuplicates.ts'), `${MARKER}\nwhile (true) {}\nexport const SUSPECTED_DUPLICATES_SQL = ""\n`)
 
-afterAll(async () => {
-  const left = await leftoverAfter(() => processesWithMarker(scratch.path))
-  scratch.dispose()
-  expect(
-    left.map((p) => `${p.pid} ${p.cmdline}`),
-    'processes left running by this file',
-  ).toEqual([])
-})
+afterAll(() => scratch.disposeExpectingNoneLeft())
 
 /** Starts a grade and returns once its server and its learner-code child are both running. */
 async function gradeStuckInLearnerCode(runTmp: string) {
@@ -42,7 +35,7 @@ async function gradeStuckInLearnerCode(runTmp: string) {
     // A server may take up to the 60 s start-up ceiling on a loaded machine; the first five checks come after it.
     await waitFor(() => (run.output().includes('[auth-and-ownership]') ? true : undefined), 'the first five checks', 150_000)
     learnerChild = await waitFor(
-      () => descendantsOf(run.child.pid!).find((p) => p.cmdline.includes('grader/callExport.ts') && leader(p)),
+      () => descendantsOf(run.child.pid!).find((p) => p.cmdline.includes('grader/policing/callExport.ts') && leader(p)),
       'the child running the learner file',
       60_000,
     )
@@ -83,7 +76,7 @@ describe('interrupting the grader', () => {
     const { run, server, learnerChild, all } = await gradeStuckInLearnerCode(runTmp)
     // The grader is the server's parent (npm and tsx sit above it).
     const grader = all.find((p) => p.pid === server.ppid)!
-    expect(grader.cmdline).toContain('grader/cli.ts')
+    expect(grader.cmdline).toContain('grader/cli/grade.ts')
     process.kill(grader.pid, 'SIGTERM')
     const exit = await run.done
     expect(exit.stdout, 'the grade stopped at once').not.toMatch(/PASSED|FAILED/)

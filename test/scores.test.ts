@@ -221,10 +221,14 @@ describe('npm run scores:import', () => {
     const ci = join(dir, 'ci', 'artifacts')
     mkdirSync(ci, { recursive: true })
     // A real result file, as the CI template produces it.
-    const graded = spawnSync(process.execPath, ['--import', 'tsx', 'grader/cli.ts', '0', '--solution', '--seed', '11', '--json', join(ci, 'alice.json')], {
-      cwd: repoRoot,
-      encoding: 'utf8',
-    })
+    const graded = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'grader/cli/grade.ts', '0', '--solution', '--seed', '11', '--json', join(ci, 'alice.json')],
+      {
+        cwd: repoRoot,
+        encoding: 'utf8',
+      },
+    )
     expect(graded.status, graded.stdout + graded.stderr).toBe(0)
     const alice = JSON.parse(readFileSync(join(ci, 'alice.json'), 'utf8'))
     writeFileSync(join(ci, 'result.json'), JSON.stringify({ ...alice, learner: 'bob', gradedAt: '2026-03-14T09:00:00Z' }))

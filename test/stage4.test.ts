@@ -5,11 +5,11 @@
 // a changed body after a 503 is a new request there too.
 import { rmSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { isFailure } from '#grader/checkResult.ts'
+import { isFailure } from '#grader/engine/checkResult.ts'
 import { checksFor } from '#grader/checks/index.ts'
 import { materialize } from '#grader/mutants/mutant.ts'
 import { stage4Mutants } from '#grader/mutants/stage4.ts'
-import { grade } from '#grader/runner.ts'
+import { grade } from '#grader/engine/runner.ts'
 import { stageSuite } from './helpers/stageSuite.ts'
 
 stageSuite(4, {

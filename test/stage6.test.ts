@@ -3,14 +3,14 @@
 // outlives the grades. Each grade starts its own embedded PostgreSQL; to keep
 // this file near three minutes (180 s measured) it grades stage 6's checks only, on one seed
 // (npm run test:repeat -- solution-6 runs the cumulative grade over 20).
-import { isFailure } from '#grader/checkResult.ts'
+import { isFailure } from '#grader/engine/checkResult.ts'
 import { rmSync } from 'node:fs'
 import pLimit from 'p-limit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checksFor } from '#grader/checks/index.ts'
 import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
 import { stage6Mutants } from '#grader/mutants/stage6.ts'
-import { grade, type GradeOptions, type GradeResult } from '#grader/runner.ts'
+import { grade, type GradeOptions, type GradeResult } from '#grader/engine/runner.ts'
 import { ourOrOrphanedPostmasters } from './helpers/procs.ts'
 import { failures } from './helpers/stageSuite.ts'
 

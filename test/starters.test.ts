@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { course } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
-import { isUntouched, STARTER_HASHES, starterHashList } from '#grader/starters.ts'
+import { isUntouched, STARTER_HASHES, starterHashList } from '#grader/policing/starters.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 const scratch = scratchDir('starters')
@@ -19,7 +19,7 @@ function copyOfStages(name: string): string {
 }
 
 describe('starter detection', () => {
-  it('grader/starters.sha256 is the hash list of stages/ as it is (else: npm run starters:hash)', () => {
+  it('grader/policing/starters.sha256 is the hash list of stages/ as it is (else: npm run starters:hash)', () => {
     expect(readFileSync(STARTER_HASHES, 'utf8'), 'run npm run starters:hash').toBe(starterHashList())
   })
 

@@ -6,8 +6,8 @@
 import { rmSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
-import { grade } from '#grader/runner.ts'
-import { uncontrolledClocks } from '#grader/uncontrolledClocks.ts'
+import { grade } from '#grader/engine/runner.ts'
+import { uncontrolledClocks } from '#grader/policing/uncontrolledClocks.ts'
 
 /** Stage 5's solution with its TTL stamped and judged by SQLite's own clock; leases stay on Date.now(). */
 const ttlBySqliteClock: Mutant = {

@@ -7,7 +7,7 @@
 // every cell of every layer table, on SQLite or PostgreSQL (layerDatabase.ts).
 import type { BankClient } from '#harness/bankClient.ts'
 import type { RequestSpec } from '#harness/http.ts'
-import { fail, type Check } from '../check.ts'
+import { fail, type Check } from '../engine/check.ts'
 import { withLayerStore } from './layerDatabase.ts'
 import { openParties } from './setup.ts'
 

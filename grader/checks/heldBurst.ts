@@ -9,7 +9,7 @@
 // scheduler happens to interleave them.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { BankClient } from '#harness/bankClient.ts'
-import { fail } from '../check.ts'
+import { fail } from '../engine/check.ts'
 import type { Reply, RequestSpec } from '#harness/http.ts'
 
 export type BurstGroup = { bank: BankClient; specs: RequestSpec[] }

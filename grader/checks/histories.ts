@@ -11,11 +11,11 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import fc from 'fast-check'
 import { repoRoot } from '#harness/paths.ts'
-import { fail, type Check, type CheckContext } from '../check.ts'
+import { fail, type Check, type CheckContext } from '../engine/check.ts'
 import { historyArbitrary, motifKinds, type Alphabet, type History, type MotifKind } from '../model/history.ts'
 import { runHistory, type HistoryEnv, type HistoryRun, type Instance } from '../model/runHistory.ts'
 import { timelineHtml, timelineText } from '../model/timeline.ts'
-import { uncontrolledClocks } from '../uncontrolledClocks.ts'
+import { uncontrolledClocks } from '../policing/uncontrolledClocks.ts'
 import { DEFAULT_KEY_TTL_MS, DEFAULT_LEASE_MS } from './setup.ts'
 
 /** Longest history generated: long enough for hold, a retry, a clock move, a crash, a release and a replay. */

@@ -2,7 +2,7 @@
 // them (answered at once or let into the core; moved money exactly once).
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { BankClient, Ledger, TransferBody } from '#harness/bankClient.ts'
-import { expectEqual, fail, type CheckContext } from '../check.ts'
+import { expectEqual, fail, type CheckContext } from '../engine/check.ts'
 import type { Reply } from '#harness/http.ts'
 import { newRows, type Party } from './setup.ts'
 

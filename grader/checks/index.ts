@@ -1,6 +1,6 @@
 // Every stage's checks, in the order the grader runs them. course.json lists
 // the same ids; a test keeps the two in step.
-import type { Check } from '../check.ts'
+import type { Check } from '../engine/check.ts'
 import { stage0 } from './stage0.ts'
 import { stage1 } from './stage1.ts'
 import { credentialChecks } from './credentialsAtRest.ts'

@@ -6,8 +6,8 @@
 // (as the whole value or inside a composite one). The owner is found by what
 // changes when a retry takes an expired claim over: a value that is not a
 // clock reading (the lease, the claim time) but names who holds the claim.
-import { expectStatus, fail, type Check } from '../check.ts'
-import { courseRule } from '../courseRule.ts'
+import { expectStatus, fail, type Check } from '../engine/check.ts'
+import { courseRule } from '../engine/courseRule.ts'
 import type { Reply } from '#harness/http.ts'
 import { firstOutside, momentOf } from './timeline.ts'
 import { openParties, periodBank } from './setup.ts'

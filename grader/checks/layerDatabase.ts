@@ -20,7 +20,7 @@
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import type { BankClient } from '#harness/bankClient.ts'
-import { fail } from '../check.ts'
+import { fail } from '../engine/check.ts'
 
 /** The bank's own tables (bank/db.ts, bank/pg/db.ts); every other table belongs to the layer. */
 export const BANK_TABLES: ReadonlySet<string> = new Set(['clients', 'accounts', 'ledger'])

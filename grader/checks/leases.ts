@@ -9,12 +9,12 @@
 // stand a margin inside and outside, and a stalled machine makes a round
 // inconclusive instead of deciding it.
 import type { BankClient, TransferBody } from '#harness/bankClient.ts'
-import { expectProblem, expectStatus, fail, notJudged, type Check, type CheckContext } from '../check.ts'
+import { expectProblem, expectStatus, fail, notJudged, type Check, type CheckContext } from '../engine/check.ts'
 import type { Reply } from '#harness/http.ts'
 import { DEFAULT_KEY_TTL_MS, expectChangedBodyRefused, is2xx, newRows, openParties, periodBank, type Party } from './setup.ts'
 import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
 import { retryAfterProblem } from './retryAfter.ts'
-import { courseRule } from '../courseRule.ts'
+import { courseRule } from '../engine/courseRule.ts'
 import { decidedInside, elapsed, firstOutside, lastInside, momentOf, span, untilConclusive, type Moment } from './timeline.ts'
 
 /** A server whose lease the check knows (periodBank: `shortMs` on a real clock), and two funded customers. */

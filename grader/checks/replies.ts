@@ -4,8 +4,8 @@
 // course rule). A check that needs a replay for its own property judges the
 // outcome and only notes a missing header or marker: replay-exact and
 // replay-marked are the checks that fail on those.
-import { fail } from '../check.ts'
-import { courseRule } from '../courseRule.ts'
+import { fail } from '../engine/check.ts'
+import { courseRule } from '../engine/courseRule.ts'
 import type { Reply } from '#harness/http.ts'
 
 const MARKER = 'idempotent-replayed'

@@ -5,8 +5,8 @@
 // clock each is known only between two readings, and the range widens by them.
 // An HTTP-date has whole seconds, and one more second of play.
 import type { Reply } from '#harness/http.ts'
-import { fail } from '../check.ts'
-import { courseRule } from '../courseRule.ts'
+import { fail } from '../engine/check.ts'
+import { courseRule } from '../engine/courseRule.ts'
 import { CLOCK_SLACK_MS, isExact, type Moment } from './timeline.ts'
 
 /** A claim of a lease `leaseMs` long, made at `at`. */

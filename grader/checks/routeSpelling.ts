@@ -5,7 +5,7 @@
 // each spelling its own key space: a retry that a client library or proxy
 // re-spelled moves the money again. The bank names the route for the layer
 // (op.route), the same for every spelling.
-import { expectEqual, fail, type Check } from '../check.ts'
+import { expectEqual, fail, type Check } from '../engine/check.ts'
 import type { Reply } from '#harness/http.ts'
 import { expectConsistent, newRows, openParties } from './setup.ts'
 

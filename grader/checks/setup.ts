@@ -1,7 +1,7 @@
 // Setup and ledger assertions shared by the checks of every stage.
 import type { BankClient, Customer, Ledger } from '#harness/bankClient.ts'
 import type { Reply } from '#harness/http.ts'
-import { expectEqual, expectProblem, fail, type CheckContext } from '../check.ts'
+import { expectEqual, expectProblem, fail, type CheckContext } from '../engine/check.ts'
 
 export type Party = { customer: Customer; accounts: string[] }
 

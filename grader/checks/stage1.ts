@@ -7,8 +7,8 @@
 // instead changes (200 already-processed here, 409 while in flight from stage
 // 3, the stored 201 from stage 4); the ledger is the judge.
 import type { BankClient, Ledger, TransferBody } from '#harness/bankClient.ts'
-import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
-import { courseRule } from '../courseRule.ts'
+import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../engine/check.ts'
+import { courseRule } from '../engine/courseRule.ts'
 import type { Reply } from '#harness/http.ts'
 import { expectConsistent, is2xx, newRows, openParties, type Party } from './setup.ts'
 import { heldBurst } from './heldBurst.ts'

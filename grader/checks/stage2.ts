@@ -4,8 +4,8 @@
 // the learner's canonicalize() is held to RFC 8785 directly.
 import { resolve } from 'node:path'
 import type { BankClient, Customer, Ledger, TransferBody } from '#harness/bankClient.ts'
-import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
-import { callLearnerExport } from '../learnerCode.ts'
+import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../engine/check.ts'
+import { callLearnerExport } from '../policing/learnerCode.ts'
 import { expectChangedBodyRefused, expectConsistent, newRows, openParties, type Party } from './setup.ts'
 import { PLAIN, serialize, type Style } from './jsonVariants.ts'
 import { canonicalizeCases, GROUPS } from './rfc8785.ts'

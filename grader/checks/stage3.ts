@@ -7,7 +7,7 @@
 // long as the check needs. The checks never sleep and hope; they poll the
 // core's `inflight` count to know where each request is.
 import type { TransferBody } from '#harness/bankClient.ts'
-import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../check.ts'
+import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../engine/check.ts'
 import { CheckFailure } from '#harness/failure.ts'
 import type { Reply } from '#harness/http.ts'
 import { expectChangedBodyRefused, expectNotExecutedAgain, is2xx, newRows, openParties, periodBank } from './setup.ts'
@@ -15,7 +15,7 @@ import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from '
 import { rowChecks } from './keyRowStates.ts'
 import { leaseChecks, NO_LEASE_AFTER_MS, notJudgedWithoutTakeover } from './leases.ts'
 import { elapsed, firstOutside, lastInside, momentOf, retriesAcross, span } from './timeline.ts'
-import { courseRule } from '../courseRule.ts'
+import { courseRule } from '../engine/courseRule.ts'
 
 const inFlightDuplicate: Check = {
   id: 'in-flight-duplicate-409',

@@ -6,8 +6,8 @@
 // executed again; replay-exact judges the headers and replay-marked the marker,
 // and every other check only notes a missing header or marker.
 import type { BankClient, Customer, Ledger, TransferBody } from '#harness/bankClient.ts'
-import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../check.ts'
-import { courseRule } from '../courseRule.ts'
+import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../engine/check.ts'
+import { courseRule } from '../engine/courseRule.ts'
 import type { Reply } from '#harness/http.ts'
 import { expectChangedBodyRefused, expectNotExecutedAgain, freshKey, newRows, openParties } from './setup.ts'
 import { expectFirstAnswer, expectMarked, expectOutcomeReplayed, expectReplayOf, expectStoredOutcome, isReplay, replayDeviations } from './replies.ts'

@@ -7,7 +7,7 @@
 // stored response nor a 409 or 422 that only our request could cause.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { BankClient, Ledger, TransferBody } from '#harness/bankClient.ts'
-import { expectEqual, expectStatus, fail, type Check, type CheckContext } from '../check.ts'
+import { expectEqual, expectStatus, fail, type Check, type CheckContext } from '../engine/check.ts'
 import type { Reply } from '#harness/http.ts'
 import { expectConsistent, expectNotExecutedAgain, newRows, openParties } from './setup.ts'
 import { heldBurst } from './heldBurst.ts'

@@ -9,8 +9,8 @@
 // margin after the latest possible expiry. Expiry is judged by the ledger and
 // the body (retryVerdict.ts), never by the Idempotent-Replayed marker.
 import type { BankClient } from '#harness/bankClient.ts'
-import { expectProblem, expectStatus, fail, notJudged, type Check, type CheckContext } from '../check.ts'
-import { courseRule } from '../courseRule.ts'
+import { expectProblem, expectStatus, fail, notJudged, type Check, type CheckContext } from '../engine/check.ts'
+import { courseRule } from '../engine/courseRule.ts'
 import type { Reply } from '#harness/http.ts'
 import { elapsed, firstOutside, lastInside, momentOf, type Moment } from './timeline.ts'
 import { openParties, periodBank, type Party } from './setup.ts'

@@ -2,8 +2,8 @@
 // Idempotency-Key-Policy, computed from the server's configuration.
 import { parseDictionary } from 'structured-headers'
 import type { BankClient } from '#harness/bankClient.ts'
-import { fail, type Check } from '../check.ts'
-import { courseRule } from '../courseRule.ts'
+import { fail, type Check } from '../engine/check.ts'
+import { courseRule } from '../engine/courseRule.ts'
 import type { Reply } from '#harness/http.ts'
 import { openParties } from './setup.ts'
 

@@ -5,8 +5,8 @@
 // (heldBurst, holdInCore) so that what a layer lets through waits in a core
 // and what it turns away is answered: the verdicts never depend on timing.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { expectEqual, fail, type Check } from '../check.ts'
-import { courseRule } from '../courseRule.ts'
+import { expectEqual, fail, type Check } from '../engine/check.ts'
+import { courseRule } from '../engine/courseRule.ts'
 import type { Reply } from '#harness/http.ts'
 import { decidedInside, elapsed, firstOutside, lastInside, momentOf } from './timeline.ts'
 import { newRows, openParties } from './setup.ts'

@@ -8,7 +8,7 @@
 // COMMITTED (the bank's) each re-reads the row and goes on, and at
 // SERIALIZABLE or REPEATABLE READ every one but the first fails with 40001,
 // on every run.
-import { expectEqual, fail, type Check } from '../check.ts'
+import { expectEqual, fail, type Check } from '../engine/check.ts'
 import { pending } from './inFlight.ts'
 import { connectToDatabase, lockWaiters } from './layerDatabase.ts'
 import { newRows, openParties } from './setup.ts'

@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { BankClient } from '#harness/bankClient.ts'
 import type { Reply } from '#harness/http.ts'
-import { expectProblem, fail, type CheckContext } from '../check.ts'
+import { expectProblem, fail, type CheckContext } from '../engine/check.ts'
 
 /** `count` more instances of the graded stage on the default instance's database. */
 export async function moreInstances(ctx: CheckContext, count: number, env: Record<string, string> = {}): Promise<BankClient[]> {

@@ -1,8 +1,8 @@
 // Stage 6: the batch purge, run by one instance while another holds a claim.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { BankClient } from '#harness/bankClient.ts'
-import { expectEqual, fail, type Check } from '../check.ts'
-import { courseRule } from '../courseRule.ts'
+import { expectEqual, fail, type Check } from '../engine/check.ts'
+import { courseRule } from '../engine/courseRule.ts'
 import type { GradeClock } from '#harness/gradeClock.ts'
 import { CLOCK_SLACK_MS, decidedInside, firstOutside, lastInside, momentOf } from './timeline.ts'
 import { describeRows, layerRows, totalRows } from './layerRows.ts'

@@ -9,7 +9,7 @@
 // go. Each queued write then runs after the one before it committed: a
 // guarded one finds the owner changed and takes nothing, an unguarded one
 // takes the key from the retry that just took it.
-import { expectEqual, fail, type Check } from '../check.ts'
+import { expectEqual, fail, type Check } from '../engine/check.ts'
 import type { Reply } from '#harness/http.ts'
 import { firstOutside, momentOf } from './timeline.ts'
 import { expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'

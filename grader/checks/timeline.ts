@@ -13,7 +13,7 @@
 // margin inside and outside the boundary, and a probe that was decided too
 // late to tell makes the round inconclusive instead of failing it.
 import type { GradeClock } from '#harness/gradeClock.ts'
-import { fail, type CheckContext } from '../check.ts'
+import { fail, type CheckContext } from '../engine/check.ts'
 
 /** Date.now() has whole milliseconds; on a real clock, bounds derived from it get this much slack. */
 export const CLOCK_SLACK_MS = 20

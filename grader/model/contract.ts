@@ -5,13 +5,13 @@
 // detail"), not from the solutions. Stage N's model holds exactly what stages
 // 0–N promise: each promise is switched on by the stage that makes it
 // (`promisesOf`), and a convention beyond draft-07 names its course rule, so
-// a failure about it carries the label (grader/courseRule.ts).
+// a failure about it carries the label (grader/engine/courseRule.ts).
 //
 // The model is pure: `decide` reads the state and returns the answer allowed;
 // `apply` is the only function that changes the state, and it is given what
 // the server actually answered where the contract leaves a choice (the bytes
 // of a first response, which a replay must then repeat exactly).
-import type { CourseRule } from '../courseRule.ts'
+import type { CourseRule } from '../engine/courseRule.ts'
 
 /** What stages 0–N promise, one switch per stage that adds a promise. */
 export type Promises = {

@@ -12,7 +12,7 @@ import type { BankClient, Customer, Ledger } from '#harness/bankClient.ts'
 import type { GradeClock } from '#harness/gradeClock.ts'
 import { Reply, type Exchange, type RequestSpec } from '#harness/http.ts'
 import { Rng } from '#harness/rng.ts'
-import { courseRuleLabel, type CourseRule } from '../courseRule.ts'
+import { courseRuleLabel, type CourseRule } from '../engine/courseRule.ts'
 import { serialize } from '../checks/jsonVariants.ts'
 import {
   bankOutcome,

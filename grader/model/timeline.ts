@@ -5,7 +5,7 @@
 import { toCurl } from '#harness/http.ts'
 import type { HistoryRun, Step } from './runHistory.ts'
 import { ruleLabel } from './runHistory.ts'
-import { escapeHtml } from '../escapeHtml.ts'
+import { escapeHtml } from '../output/escapeHtml.ts'
 
 export type ShownFailure = { run: HistoryRun; stage: number; seed: number; instances: string[]; rerun: string }
 

@@ -1,10 +1,37 @@
 // Known-wrong implementations. A mutant is a reference solution with one
-// classic bug, written as exact search-and-replace edits so the bug is
-// visible in a few lines and the edit breaks loudly if the solution changes.
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+// classic bug, written as a few edits. Each edit is located by a name the
+// solution keeps while its code improves, not by a pasted copy of that code:
+//
+// - `at` names a declaration of the file: a function, a method, a variable or
+//   an object property (`claim`, `handle`, `purgeEveryMs`), or an import
+//   (`import #bank/layer.ts`). These are the course's API and the solutions'
+//   own words, so the solutions carry no markers and read as a learner expects.
+//   An edit sees the declaration's whole lines; a name declared twice (a
+//   `complete` statement and a `complete()` method) stands for both.
+// - `find` is a short fragment of that declaration, which must occur in it
+//   exactly once. `…` in it stands for any text up to the next part, or to the
+//   end of the declaration when it comes last: a block is named by its first
+//   and last words, not pasted whole.
+// - `replace` is the text put in its place. Edits apply in order, each to the
+//   text the ones before it left.
+//
+// Renaming or rewriting what a fragment names makes materialize() throw,
+// naming the mutant, the file, the declaration and the fragment; only that
+// edit needs a look. test/mutants.test.ts materializes every mutant.
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join, relative, resolve } from 'node:path'
+import ts from 'typescript'
 import { stageByNumber } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
+
+export type Edit = {
+  /** A learner file of the stage. */
+  file: string
+  /** The declaration the edit changes (see above). Left out only by one-off layers in tests, which search the whole file. */
+  at?: string
+  find: string
+  replace: string
+}
 
 export type Mutant = {
   /** e.g. `check-then-insert` (unique across the course). */
@@ -14,33 +41,103 @@ export type Mutant = {
   title: string
   /** The id of the check that must fail on this mutant, every run. */
   mustFail: string
-  edits: Array<{ file: string; find: string; replace: string }>
+  edits: Edit[]
 }
+
+/** In `find`, any text. */
+const ANY = '…'
+
+/**
+ * The edits of one learner file: `keyStore('claim', 'now + ttlMs', (found) => `${found} / 1000`)`.
+ * A function computes the replacement from a plain fragment, to add text around it without repeating it.
+ */
+export const editsOf =
+  (file: string) =>
+  (at: string, find: string, replace: string | ((found: string) => string)): Edit => {
+    if (typeof replace === 'function' && find.includes(ANY))
+      throw new Error(`an edit of ${file} at ${at} builds its replacement from a fragment with ${ANY} in it`)
+    return { file, at, find, replace: typeof replace === 'string' ? replace : replace(find) }
+  }
 
 /**
  * Writes the mutant as a checkout the grader can take with `--dir`:
  * `.lab/mutants/<id>-XXXXXX/stages/<folder>/` holding the solution's learner
  * files with the edits applied (a new folder per call, so parallel test
- * workers never share one). Returns the checkout's path.
+ * workers never share one). Returns the checkout's path; the caller removes
+ * it when done with it.
  */
-export function materialize(mutant: Mutant): string {
+export function materialize(mutant: Mutant, solutionsRoot = resolve(repoRoot, 'solutions')): string {
   const stage = stageByNumber(mutant.stage)
   const base = resolve(repoRoot, '.lab', 'mutants')
   mkdirSync(base, { recursive: true })
   const checkout = mkdtempSync(join(base, `${mutant.id}-`))
-  const dir = join(checkout, 'stages', stage.folder)
-  mkdirSync(dir, { recursive: true })
-  for (const file of stage.edits) cpSync(resolve(repoRoot, 'solutions', stage.folder, file), join(dir, file))
-  for (const edit of mutant.edits) {
-    if (!stage.edits.includes(edit.file)) throw new Error(`mutant ${mutant.id}: ${edit.file} is not a learner file of stage ${stage.number}`)
-    const path = join(dir, edit.file)
-    const text = readFileSync(path, 'utf8')
-    const count = text.split(edit.find).length - 1
-    if (count !== 1) throw new Error(`mutant ${mutant.id}: expected the text to replace exactly once in ${edit.file}, found it ${count} times:\n${edit.find}`)
-    writeFileSync(
-      path,
-      text.replace(edit.find, () => edit.replace),
-    )
+  try {
+    const dir = join(checkout, 'stages', stage.folder)
+    mkdirSync(dir, { recursive: true })
+    for (const file of stage.edits) cpSync(join(solutionsRoot, stage.folder, file), join(dir, file))
+    for (const edit of mutant.edits) {
+      if (!stage.edits.includes(edit.file)) throw new Error(`mutant ${mutant.id}: ${edit.file} is not a learner file of stage ${stage.number}`)
+      const path = join(dir, edit.file)
+      const solution = join(solutionsRoot, stage.folder, edit.file)
+      const shown = relative(repoRoot, solution).startsWith('..') ? solution : relative(repoRoot, solution)
+      writeFileSync(
+        path,
+        applyEdit(readFileSync(path, 'utf8'), edit, (problem) => new Error(`mutant ${mutant.id}: ${problem(shown)}. It looked for:\n${edit.find}`)),
+      )
+    }
+  } catch (error) {
+    rmSync(checkout, { recursive: true, force: true })
+    throw error
   }
   return checkout
+}
+
+function applyEdit(text: string, edit: Edit, fail: (problem: (file: string) => string) => Error): string {
+  const spans = edit.at === undefined ? [{ start: 0, end: text.length }] : declarations(text, edit.at)
+  if (spans.length === 0)
+    throw fail((file) => `${file} has no declaration \`${edit.at}\` (a function, method, variable or property, or \`import <module>\`) to edit`)
+  const matches = spans.flatMap(({ start, end }) => occurrences(text.slice(start, end), edit.find).map((m) => ({ start: start + m.start, end: start + m.end })))
+  if (matches.length !== 1)
+    throw fail((file) => `the text it replaces occurs ${matches.length} times in ${edit.at === undefined ? '' : `\`${edit.at}\` of `}${file}, not exactly once`)
+  const [{ start, end }] = matches as [{ start: number; end: number }]
+  return text.slice(0, start) + edit.replace + text.slice(end)
+}
+
+/** Where `find` occurs in `text`, each `…` in it matching the shortest text up to its next part (or all the rest, last). */
+function occurrences(text: string, find: string): Array<{ start: number; end: number }> {
+  const [first, ...rest] = find.split(ANY) as [string, ...string[]]
+  const found: Array<{ start: number; end: number }> = []
+  for (let start = text.indexOf(first); start !== -1; start = text.indexOf(first, start + 1)) {
+    let end = start + first.length
+    for (const part of rest) {
+      const at = part === '' ? text.length : text.indexOf(part, end)
+      end = at === -1 ? -1 : at + part.length
+      if (end === -1) break
+    }
+    if (end !== -1) found.push({ start, end })
+  }
+  return found
+}
+
+/** The outermost declarations named `name`, each as whole lines: from its indentation to its trailing comment or comma. */
+function declarations(text: string, name: string): Array<{ start: number; end: number }> {
+  const source = ts.createSourceFile('solution.ts', text, ts.ScriptTarget.Latest, true)
+  const spans: Array<{ start: number; end: number }> = []
+  const visit = (node: ts.Node): void => {
+    if (nameOf(node) !== name) return void ts.forEachChild(node, visit)
+    const start = node.getStart(source)
+    const end = text.indexOf('\n', node.end)
+    spans.push({ start: text.lastIndexOf('\n', start - 1) + 1, end: end === -1 ? text.length : end })
+  }
+  visit(source)
+  return spans
+}
+
+function nameOf(node: ts.Node): string | undefined {
+  if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) return `import ${node.moduleSpecifier.text}`
+  // `const x = …` is named by the whole statement, `export` and `const` included.
+  if (ts.isVariableStatement(node) && node.declarationList.declarations.length === 1) return nameOf(node.declarationList.declarations[0]!)
+  if (ts.isVariableDeclaration(node) || ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isPropertyAssignment(node))
+    return node.name && (ts.isIdentifier(node.name) || ts.isStringLiteral(node.name)) ? node.name.text : undefined
+  return undefined
 }

@@ -7,24 +7,19 @@
 // checks hold the core shut until every request is either answered or inside
 // it. The header mutants fail because the checks send the boundary keys
 // themselves (255 and 256, both forms, escapes, mixed case) on every seed.
-import type { Mutant } from './mutant.ts'
+import { editsOf, type Mutant } from './mutant.ts'
 
-const claimBody = `    claim(key: string): boolean {
-      try {
-        insert.run(key, new Date().toISOString())
-        return true
-      } catch (error) {
-        // The failed INSERT *is* the answer: someone claimed this key first,
-        // even if they did it a microsecond ago in another process.
-        if (isUniqueViolation(error)) return false
-        throw error
-      }
-    },`
+const store = editsOf('keyStore.ts')
+const layer = editsOf('idempotency.ts')
+const header = editsOf('keyHeader.ts')
 
-const claimCall = `      if (!keys.claim(key)) return alreadyProcessed(key)
-
-      // The transfer happens here, once per key.
-      return op.execute()`
+/** Another claim() in place of the solution's, from its name to the comma after it. */
+const claimMethod = (replace: string) => store('claim', 'claim(…', replace)
+/** The key column without its PRIMARY KEY: nothing in the database stops a second row. */
+const keyNotUnique = store('createKeyStore', 'key        TEXT PRIMARY KEY,', 'key        TEXT NOT NULL,')
+/** Declarations added to createKeyStore, before the object it returns. */
+const beforeStore = (lines: string) => store('createKeyStore', '  return {\n', (found) => `${lines}\n${found}`)
+const keyLength = (length: string) => header('parseIdempotencyKey', 'key.length > MAX_KEY_LENGTH', `${length} > MAX_KEY_LENGTH`)
 
 export const stage1Mutants: Mutant[] = [
   {
@@ -33,27 +28,19 @@ export const stage1Mutants: Mutant[] = [
     title: 'SELECT the key, then INSERT it after an await: simultaneous retries all pass the SELECT',
     mustFail: 'simultaneous-retries',
     edits: [
-      {
-        file: 'keyStore.ts',
-        find: "import type { Db } from '#bank/db.ts'",
-        replace: "import { setTimeout as sleep } from 'node:timers/promises'\nimport type { Db } from '#bank/db.ts'",
-      },
+      store('import #bank/db.ts', 'import', (found) => `import { setTimeout as sleep } from 'node:timers/promises'\n${found}`),
       // Without the constraint, nothing catches the second INSERT.
-      { file: 'keyStore.ts', find: 'key        TEXT PRIMARY KEY,', replace: 'key        TEXT NOT NULL,' },
-      { file: 'keyStore.ts', find: 'export function createKeyStore(db: Db) {', replace: 'export function createKeyStore(db: Db, lookupMs = 0) {' },
-      {
-        file: 'keyStore.ts',
-        find: claimBody,
-        replace: `    async claim(key: string): Promise<boolean> {
+      keyNotUnique,
+      store('createKeyStore', '(db: Db)', '(db: Db, lookupMs = 0)'),
+      claimMethod(`async claim(key: string): Promise<boolean> {
       if (db.prepare('SELECT 1 FROM idempotency_keys WHERE key = ?').get(key)) return false
       await sleep(lookupMs) // e.g. a fraud check: any await here is a window
       insert.run(key, new Date().toISOString())
       return true
-    },`,
-      },
-      { file: 'idempotency.ts', find: 'createLayer: CreateLayer = ({ db }) => {', replace: 'createLayer: CreateLayer = ({ db, config }) => {' },
-      { file: 'idempotency.ts', find: 'createKeyStore(db)', replace: 'createKeyStore(db, config.processingDelayMs)' },
-      { file: 'idempotency.ts', find: 'if (!keys.claim(key))', replace: 'if (!(await keys.claim(key)))' },
+    },`),
+      layer('createLayer', '({ db })', '({ db, config })'),
+      layer('keys', 'createKeyStore(db)', 'createKeyStore(db, config.processingDelayMs)'),
+      layer('handle', 'if (!keys.claim(key))', 'if (!(await keys.claim(key)))'),
     ],
   },
   {
@@ -62,23 +49,14 @@ export const stage1Mutants: Mutant[] = [
     title: 'A Map in memory decides who claimed a key: right in one process, wrong in two',
     mustFail: 'two-instances-one-database',
     edits: [
-      {
-        file: 'keyStore.ts',
-        find: claimBody,
-        replace: `    claim(key: string): boolean {
+      claimMethod(`claim(key: string): boolean {
       if (claimed.has(key)) return false
       claimed.set(key, true)
       record.run(key, new Date().toISOString()) // written down, but never consulted
       return true
-    },`,
-      },
-      {
-        file: 'keyStore.ts',
-        find: '  return {\n',
-        replace: `  const claimed = new Map<string, boolean>()
-  const record = db.prepare<[string, string]>('INSERT OR IGNORE INTO idempotency_keys (key, created_at) VALUES (?, ?)')
-  return {\n`,
-      },
+    },`),
+      beforeStore(`  const claimed = new Map<string, boolean>()
+  const record = db.prepare<[string, string]>('INSERT OR IGNORE INTO idempotency_keys (key, created_at) VALUES (?, ?)')`),
     ],
   },
   {
@@ -86,7 +64,7 @@ export const stage1Mutants: Mutant[] = [
     stage: 1,
     title: 'INSERT OR IGNORE without looking at whether a row was inserted: every retry executes',
     mustFail: 'retries-execute-once',
-    edits: [{ file: 'keyStore.ts', find: "'INSERT INTO idempotency_keys", replace: "'INSERT OR IGNORE INTO idempotency_keys" }],
+    edits: [store('insert', "'INSERT INTO", "'INSERT OR IGNORE INTO")],
   },
   {
     id: 'record-after-execute',
@@ -94,21 +72,16 @@ export const stage1Mutants: Mutant[] = [
     title: 'Look the key up first, record it only after executing: simultaneous retries all execute',
     mustFail: 'simultaneous-retries',
     edits: [
-      {
-        file: 'keyStore.ts',
-        find: '  return {\n',
-        replace: `  const seen = db.prepare<[string]>('SELECT 1 FROM idempotency_keys WHERE key = ?')
-  return {
-    seen: (key: string) => seen.get(key) !== undefined,\n`,
-      },
-      {
-        file: 'idempotency.ts',
-        find: claimCall,
-        replace: `      if (keys.seen(key)) return alreadyProcessed(key)
+      beforeStore("  const seen = db.prepare<[string]>('SELECT 1 FROM idempotency_keys WHERE key = ?')"),
+      store('createKeyStore', '  return {\n', (found) => `${found}    seen: (key: string) => seen.get(key) !== undefined,\n`),
+      layer(
+        'handle',
+        'if (!keys.claim(key))…return op.execute()',
+        `if (keys.seen(key)) return alreadyProcessed(key)
       const outcome = await op.execute()
       keys.claim(key) // too late: every request that arrived meanwhile has executed too
       return outcome`,
-      },
+      ),
     ],
   },
   {
@@ -116,40 +89,28 @@ export const stage1Mutants: Mutant[] = [
     stage: 1,
     title: 'keys are lowercased, like header names: two keys that differ in case are one key',
     mustFail: 'key-case-sensitive',
-    edits: [{ file: 'keyHeader.ts', find: '  return key\n}', replace: '  return key.toLowerCase() // compare keys like header names\n}' }],
+    edits: [header('parseIdempotencyKey', 'return key\n', 'return key.toLowerCase() // compare keys like header names\n')],
   },
   {
     id: 'key-limit-256',
     stage: 1,
     title: 'the length limit is 256 (a VARCHAR(256) column) instead of 255',
     mustFail: 'key-length-limit',
-    edits: [
-      {
-        file: 'keyHeader.ts',
-        find: "export const MAX_KEY_LENGTH = 255 // Stripe's limit",
-        replace: 'export const MAX_KEY_LENGTH = 256 // fits a VARCHAR(256)',
-      },
-    ],
+    edits: [header('MAX_KEY_LENGTH', "255 // Stripe's limit", '256 // fits a VARCHAR(256)')],
   },
   {
     id: 'key-limit-on-header',
     stage: 1,
     title: 'the length is checked on the header as written, so a quoted key of 255 characters (257 with quotes) is refused',
     mustFail: 'key-length-limit',
-    edits: [{ file: 'keyHeader.ts', find: 'if (key.length > MAX_KEY_LENGTH)', replace: 'if (header.length > MAX_KEY_LENGTH)' }],
+    edits: [keyLength('header.length')],
   },
   {
     id: 'key-limit-counts-escapes',
     stage: 1,
     title: 'the length is counted between the quotes, escapes included, so a quoted 255-character key with a \\" in it is refused',
     mustFail: 'key-length-limit',
-    edits: [
-      {
-        file: 'keyHeader.ts',
-        find: 'if (key.length > MAX_KEY_LENGTH)',
-        replace: "if ((header.startsWith('\"') ? header.length - 2 : key.length) > MAX_KEY_LENGTH)",
-      },
-    ],
+    edits: [keyLength("(header.startsWith('\"') ? header.length - 2 : key.length)")],
   },
   {
     id: 'quotes-stripped',
@@ -157,18 +118,12 @@ export const stage1Mutants: Mutant[] = [
     title: 'the quoted form is read by cutting off the quotes, not parsed: "a\\"b" becomes a\\"b, not a"b',
     mustFail: 'quoted-key-same-as-bare',
     edits: [
-      {
-        file: 'keyHeader.ts',
-        find: `    try {
-      const [value, params] = parseItem(header)
-      if (typeof value !== 'string' || params.size > 0) return malformedKey('A quoted key must be a plain string, without parameters.')
-      key = value
-    } catch {
-      return malformedKey('A quoted key must be a valid Structured Field String (RFC 8941).')
-    }`,
-        replace: `    if (!header.endsWith('"') || header.length < 2) return malformedKey('A quoted key must end with a quote.')
+      header(
+        'parseIdempotencyKey',
+        'try {…} catch {…\n    }',
+        `if (!header.endsWith('"') || header.length < 2) return malformedKey('A quoted key must end with a quote.')
     key = header.slice(1, -1)`,
-      },
+      ),
     ],
   },
   {
@@ -176,7 +131,7 @@ export const stage1Mutants: Mutant[] = [
     stage: 1,
     title: 'keys may hold any Latin-1 character (\\x20-\\xff), so é or ß passes as printable',
     mustFail: 'key-format',
-    edits: [{ file: 'keyHeader.ts', find: 'if (!/^[\\x20-\\x7e]+$/.test(key))', replace: 'if (!/^[\\x20-\\xff]+$/.test(key))' }],
+    edits: [header('parseIdempotencyKey', '[\\x20-\\x7e]', '[\\x20-\\xff]')],
   },
   {
     id: 'key-optional',
@@ -184,12 +139,11 @@ export const stage1Mutants: Mutant[] = [
     title: 'a request without a key simply runs unprotected, as if idempotency were optional',
     mustFail: 'key-required',
     edits: [
-      {
-        file: 'idempotency.ts',
-        find: '      const key = parseIdempotencyKey(op.idempotencyKey)\n',
-        replace:
-          '      if (op.idempotencyKey === undefined) return op.execute() // no key, no protection\n      const key = parseIdempotencyKey(op.idempotencyKey)\n',
-      },
+      layer(
+        'handle',
+        'const key = parseIdempotencyKey(op.idempotencyKey)',
+        (found) => `if (op.idempotencyKey === undefined) return op.execute() // no key, no protection\n      ${found}`,
+      ),
     ],
   },
   {
@@ -197,10 +151,7 @@ export const stage1Mutants: Mutant[] = [
     stage: 1,
     title: 'the PRIMARY KEY is (key, created_at): the same key with another timestamp is a new row',
     mustFail: 'key-table-unique',
-    edits: [
-      { file: 'keyStore.ts', find: 'key        TEXT PRIMARY KEY,', replace: 'key        TEXT NOT NULL,' },
-      { file: 'keyStore.ts', find: 'created_at TEXT NOT NULL\n', replace: 'created_at TEXT NOT NULL,\n      PRIMARY KEY (key, created_at)\n' },
-    ],
+    edits: [keyNotUnique, store('createKeyStore', 'created_at TEXT NOT NULL\n', 'created_at TEXT NOT NULL,\n      PRIMARY KEY (key, created_at)\n')],
   },
   {
     id: 'sync-check-then-insert-no-pk',
@@ -209,17 +160,13 @@ export const stage1Mutants: Mutant[] = [
       'SELECT the key, then INSERT it, with no await between them, on a table with no PRIMARY KEY or UNIQUE: one process cannot interleave the two (better-sqlite3 is synchronous), so the concurrency checks pass, but nothing in the database makes a key unique',
     mustFail: 'key-table-unique',
     edits: [
-      { file: 'keyStore.ts', find: 'key        TEXT PRIMARY KEY,', replace: 'key        TEXT NOT NULL,' },
-      {
-        file: 'keyStore.ts',
-        find: claimBody,
-        replace: `    claim(key: string): boolean {
+      keyNotUnique,
+      claimMethod(`claim(key: string): boolean {
       // Synchronous, so nothing else in this process runs between the SELECT and the INSERT.
       if (db.prepare('SELECT 1 FROM idempotency_keys WHERE key = ?').get(key)) return false
       insert.run(key, new Date().toISOString())
       return true
-    },`,
-      },
+    },`),
     ],
   },
   {
@@ -227,7 +174,7 @@ export const stage1Mutants: Mutant[] = [
     stage: 1,
     title: 'the body, not the key, is claimed: paying the same amount twice on purpose is refused as a duplicate',
     mustFail: 'distinct-keys-distinct-transfers',
-    edits: [{ file: 'idempotency.ts', find: 'if (!keys.claim(key))', replace: 'if (!keys.claim(JSON.stringify(op.payload)))' }],
+    edits: [layer('handle', 'keys.claim(key)', 'keys.claim(JSON.stringify(op.payload))')],
   },
   {
     id: 'released-on-refusal',
@@ -235,15 +182,14 @@ export const stage1Mutants: Mutant[] = [
     title: 'a refused transfer (402, 403, 404) gives its key back "so a corrected retry can run": after a top-up the retry of the same intent moves money',
     mustFail: 'histories-1',
     edits: [
-      {
-        file: 'idempotency.ts',
-        find: `      // The transfer happens here, once per key.
-      return op.execute()`,
-        replace: `      // The transfer happens here. A refused one moved nothing: free its key for the corrected retry.
+      layer(
+        'handle',
+        '// The transfer happens here…return op.execute()',
+        `// The transfer happens here. A refused one moved nothing: free its key for the corrected retry.
       const outcome = await op.execute()
       if (outcome.status >= 400) db.prepare('DELETE FROM idempotency_keys WHERE key = ?').run(key)
       return outcome`,
-      },
+      ),
     ],
   },
 ]

@@ -1,6 +1,13 @@
 // Stage 2 mutants: the fingerprints seen in the field that are not one, a key
 // that forgets its first body, and canonical forms that are almost RFC 8785.
-import type { Mutant } from './mutant.ts'
+import { editsOf, type Mutant } from './mutant.ts'
+
+const layer = editsOf('idempotency.ts')
+const store = editsOf('keyStore.ts')
+const jcs = editsOf('canonicalize.ts')
+
+/** The fingerprint taken over something else than the parsed body. */
+const fingerprintOf = (input: string) => layer('identify', 'fingerprint(op.payload)', `fingerprint(${input})`)
 
 export const stage2Mutants: Mutant[] = [
   {
@@ -9,11 +16,11 @@ export const stage2Mutants: Mutant[] = [
     title: 'Key exists, so success: an amended amount is told "already processed" and silently ignored',
     mustFail: 'amended-amount',
     edits: [
-      {
-        file: 'idempotency.ts',
-        find: 'return claim.fingerprint === request.fingerprint ? alreadyProcessed(request.key) : keyReused()',
-        replace: 'return alreadyProcessed(request.key) // the fingerprint is stored but never compared',
-      },
+      layer(
+        'handle',
+        'claim.fingerprint === request.fingerprint ?…keyReused()',
+        'alreadyProcessed(request.key) // the fingerprint is stored but never compared',
+      ),
     ],
   },
   {
@@ -21,20 +28,14 @@ export const stage2Mutants: Mutant[] = [
     stage: 2,
     title: 'Fingerprint over the raw body text: a retry with reordered fields or another space gets 422',
     mustFail: 'reserialized-retry',
-    edits: [{ file: 'idempotency.ts', find: 'fingerprint: fingerprint(op.payload)', replace: 'fingerprint: fingerprint(op.rawBody)' }],
+    edits: [fingerprintOf('op.rawBody')],
   },
   {
     id: 'top-level-sort-only',
     stage: 2,
     title: "canonicalize sorts the top-level keys only: nested objects keep the client's order",
     mustFail: 'reserialized-retry',
-    edits: [
-      {
-        file: 'canonicalize.ts',
-        find: 'canonicalize((value as Record<string, unknown>)[k])',
-        replace: 'JSON.stringify((value as Record<string, unknown>)[k])',
-      },
-    ],
+    edits: [jcs('canonicalize', 'canonicalize((value as Record<string, unknown>)[k])', 'JSON.stringify((value as Record<string, unknown>)[k])')],
   },
   {
     id: 'rebind-on-mismatch',
@@ -42,14 +43,14 @@ export const stage2Mutants: Mutant[] = [
     title: 'a 422 rebinds the key to the new body: the amendment, sent again, is "already processed" and silently ignored',
     mustFail: 'amended-amount',
     edits: [
-      {
-        file: 'keyStore.ts',
-        find: "        return { kind: 'duplicate', fingerprint: find.get(key)!.fingerprint }",
-        replace: `        const stored = find.get(key)!.fingerprint
+      store(
+        'claim',
+        "return { kind: 'duplicate', fingerprint: find.get(key)!.fingerprint }",
+        `const stored = find.get(key)!.fingerprint
         // Remember the latest body: the client's correction is what the key means now.
         if (stored !== fingerprint) db.prepare('UPDATE idempotency_keys SET fingerprint = ? WHERE key = ?').run(fingerprint, key)
         return { kind: 'duplicate', fingerprint: stored }`,
-      },
+      ),
     ],
   },
   {
@@ -58,12 +59,12 @@ export const stage2Mutants: Mutant[] = [
     title: 'the fingerprint leaves out memo and metadata ("they move no money"): a changed memo is a plain duplicate',
     mustFail: 'fingerprint-covers-body',
     edits: [
-      {
-        file: 'idempotency.ts',
-        find: 'return { key, fingerprint: fingerprint(op.payload) }',
-        replace: `const { memo: _memo, metadata: _metadata, ...money } = op.payload as Record<string, unknown> // memo and metadata move no money
+      layer(
+        'identify',
+        'return { key, fingerprint: fingerprint(op.payload) }',
+        `const { memo: _memo, metadata: _metadata, ...money } = op.payload as Record<string, unknown> // memo and metadata move no money
     return { key, fingerprint: fingerprint(money) }`,
-      },
+      ),
     ],
   },
   {
@@ -73,12 +74,11 @@ export const stage2Mutants: Mutant[] = [
       'the fingerprint equates loosely equal values of different JSON types: false is 0, true is 1, "5" is 5 (as == has it), and null is 0 too, so {"approved": false} then {"approved": 0} under one key replays the first transfer',
     mustFail: 'fingerprint-covers-body',
     edits: [
-      {
-        file: 'canonicalize.ts',
-        find: "  if (value === null || typeof value === 'boolean') return String(value)",
-        replace:
-          "  if (value === null || typeof value === 'boolean' || String(Number(value)) === value) return String(Number(value)) // loosely equal is equal",
-      },
+      jcs(
+        'canonicalize',
+        "typeof value === 'boolean') return String(value)",
+        "typeof value === 'boolean' || String(Number(value)) === value) return String(Number(value)) // loosely equal is equal",
+      ),
     ],
   },
   {
@@ -86,32 +86,20 @@ export const stage2Mutants: Mutant[] = [
     stage: 2,
     title: 'canonicalize sorts keys with localeCompare, not by UTF-16 code units: "B" and "b", "10" and "9" land in the wrong order',
     mustFail: 'canonicalize-rfc8785',
-    edits: [
-      {
-        file: 'canonicalize.ts',
-        find: 'const keys = Object.keys(value).sort()',
-        replace: 'const keys = Object.keys(value).sort((x, y) => x.localeCompare(y))',
-      },
-    ],
+    edits: [jcs('canonicalize', '.sort()', '.sort((x, y) => x.localeCompare(y))')],
   },
   {
     id: 'lone-surrogates-accepted',
     stage: 2,
     title: 'canonicalize lets a lone surrogate through (JSON.stringify escapes it), though it is not I-JSON',
     mustFail: 'canonicalize-rfc8785',
-    edits: [
-      {
-        file: 'canonicalize.ts',
-        find: "  if (!s.isWellFormed()) throw new TypeError('the string contains a lone surrogate')\n",
-        replace: '  // JSON.stringify writes a lone surrogate as \\udXXX, which is text like any other.\n',
-      },
-    ],
+    edits: [jcs('canonicalString', 'if (!s.isWellFormed())…\n', '// JSON.stringify writes a lone surrogate as \\udXXX, which is text like any other.\n')],
   },
   {
     id: 'fingerprint-covers-path',
     stage: 2,
     title: 'the fingerprint covers the path as typed with the body ("the whole request"): a retry that a proxy re-spelled (/TRANSFERS/) gets 422',
     mustFail: 'histories-2',
-    edits: [{ file: 'idempotency.ts', find: 'fingerprint: fingerprint(op.payload)', replace: 'fingerprint: fingerprint({ path: op.path, body: op.payload })' }],
+    edits: [fingerprintOf('{ path: op.path, body: op.payload }')],
   },
 ]

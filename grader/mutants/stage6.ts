@@ -1,25 +1,19 @@
 // Stage 6 mutants: the classic mistakes of a first PostgreSQL port. Each is one
 // plausible edit of the reference solution, and each fails the check aimed at
 // it on every seed.
-import type { Mutant } from './mutant.ts'
+import { editsOf, type Mutant } from './mutant.ts'
+import { neverPurge } from './stage5.ts'
 
-const claimValues = "VALUES ($1, $2, $3, $4, 'in_progress', $5, now() + ${ms(leaseMs)}, now() + ${ms(ttlMs)})"
-const execute = 'outcome = await op.execute((result, tx) => keys.complete(tx, scope, claim.owner, result))'
-const insertColumns = 'INSERT INTO idempotency_keys (client_id, route, key, fingerprint, status, owner, lease_until, expires_at)'
-/** The solution's claim: the INSERT, up to the read that follows a conflict (endOfRead is where that read ends). */
-const insertThenRead = `        const inserted = await pool.query(
-          \`${insertColumns}
-           ${claimValues}
-           ON CONFLICT (client_id, route, key) DO NOTHING RETURNING owner\`,
-          [clientId, route, key, fingerprint, owner],
-        )
-        if (inserted.rowCount === 1) return { kind: 'claimed', owner }
+const layer = editsOf('idempotency.ts')
+const store = editsOf('keyStore.ts')
 
-        const { rows } = await pool.query<Row>(`
-const endOfRead = `FROM idempotency_keys WHERE \${WHERE}\`,
-          [clientId, route, key],
-        )
-        const row = rows[0]`
+/** The instance's clock, written into the SQL in place of the database's now(). */
+const instanceNow = 'to_timestamp(${Date.now() / 1000})'
+/** The lease left, as the claim's read computes it for Retry-After. */
+const leftMs = (expression: string) => store('claim', 'ceil(extract(epoch FROM lease_until - now()) * 1000)::int', expression)
+/** The rows the periodic purge deletes. */
+const purgeWhere = (condition: string) => store('purge', 'WHERE ${DEAD}', `WHERE ${condition}`)
+const purgeByInstanceClock = purgeWhere(`expires_at <= ${instanceNow} AND (status = 'completed' OR lease_until <= ${instanceNow})`)
 
 export const stage6Mutants: Mutant[] = [
   {
@@ -28,11 +22,11 @@ export const stage6Mutants: Mutant[] = [
     title: "Leases and expiry from the instance's Date.now(): an instance whose clock runs ahead takes over a live lease",
     mustFail: 'skewed-clocks',
     edits: [
-      {
-        file: 'keyStore.ts',
-        find: claimValues,
-        replace: "VALUES ($1, $2, $3, $4, 'in_progress', $5, to_timestamp(${(Date.now() + leaseMs) / 1000}), to_timestamp(${(Date.now() + ttlMs) / 1000}))",
-      },
+      store(
+        'claim',
+        'now() + ${ms(leaseMs)}, now() + ${ms(ttlMs)}',
+        'to_timestamp(${(Date.now() + leaseMs) / 1000}), to_timestamp(${(Date.now() + ttlMs) / 1000})',
+      ),
     ],
   },
   {
@@ -41,13 +35,7 @@ export const stage6Mutants: Mutant[] = [
     title:
       "Leases by the database, but the lease left for Retry-After from the instance's Date.now(): an instance 30 s off tells clients to come back at the wrong time",
     mustFail: 'skewed-clocks',
-    edits: [
-      {
-        file: 'keyStore.ts',
-        find: 'ceil(extract(epoch FROM lease_until - now()) * 1000)::int AS "leftMs"',
-        replace: '(ceil(extract(epoch FROM lease_until) * 1000) - ${Date.now()})::int AS "leftMs"',
-      },
-    ],
+    edits: [leftMs('(ceil(extract(epoch FROM lease_until) * 1000) - ${Date.now()})::int')],
   },
   {
     id: 'expiry-by-instance-clock',
@@ -55,10 +43,7 @@ export const stage6Mutants: Mutant[] = [
     title:
       "Leases by the database, but expiry judged by the instance's Date.now(): to an instance 30 s ahead, a key with a 25 s TTL is gone at once, and its retry executes again",
     mustFail: 'skewed-clocks',
-    edits: [
-      { file: 'keyStore.ts', find: 'expires_at <= now() AS expired', replace: 'expires_at <= to_timestamp(${Date.now() / 1000}) AS expired' },
-      { file: 'keyStore.ts', find: 'DELETE FROM idempotency_keys WHERE ${WHERE} AND ${DEAD}', replace: 'DELETE FROM idempotency_keys WHERE ${WHERE}' },
-    ],
+    edits: [store('claim', 'expires_at <= now() AS expired', `expires_at <= ${instanceNow} AS expired`), store('claim', ' AND ${DEAD}', '')],
   },
   {
     id: 'transaction-across-core',
@@ -66,21 +51,19 @@ export const stage6Mutants: Mutant[] = [
     title: 'A transaction (and its pooled connection) held open across the core call: a small pool starves, duplicates wait',
     mustFail: 'small-pool-answers-duplicates',
     edits: [
-      {
-        file: 'idempotency.ts',
-        find: execute,
-        replace: [
+      layer('handle', 'outcome = await op.execute((result, tx) => keys.complete(tx, scope, claim.owner, result))', (found) =>
+        [
           "const held = await pool.connect() // 'to keep the claim locked while the core works'",
           '        try {',
           "          await held.query('BEGIN')",
           "          await held.query('SELECT 1 FROM idempotency_keys WHERE client_id = $1 AND route = $2 AND key = $3 FOR UPDATE', [scope.clientId, scope.route, scope.key])",
-          `          ${execute}`,
+          `          ${found}`,
           "          await held.query('COMMIT')",
           '        } finally {',
           '          held.release()',
           '        }',
         ].join('\n'),
-      },
+      ),
     ],
   },
   {
@@ -88,7 +71,7 @@ export const stage6Mutants: Mutant[] = [
     stage: 6,
     title: 'The claim by a plain INSERT: a duplicate raises 23505 and gets a 500 instead of 409',
     mustFail: 'three-instances-execute-once',
-    edits: [{ file: 'keyStore.ts', find: 'ON CONFLICT (client_id, route, key) DO NOTHING RETURNING owner', replace: 'RETURNING owner' }],
+    edits: [store('claim', 'ON CONFLICT (client_id, route, key) DO NOTHING ', '')],
   },
   {
     id: 'claim-in-money-transaction',
@@ -96,28 +79,14 @@ export const stage6Mutants: Mutant[] = [
     title: "The claim inserted on the money's transaction, so that the two commit together: no other instance sees it before the core is called",
     mustFail: 'three-instances-execute-once',
     edits: [
-      {
-        file: 'keyStore.ts',
-        find: 'async claim({ clientId, route, key }: Scope, fingerprint: string): Promise<Claim> {',
-        replace: 'async claim({ clientId, route, key }: Scope, fingerprint: string, db: Pool | Tx = pool): Promise<Claim> {',
-      },
-      { file: 'keyStore.ts', find: 'const inserted = await pool.query(', replace: 'const inserted = await db.query(' },
-      { file: 'idempotency.ts', find: "import { createKeyStore } from './keyStore.ts'", replace: "import { createKeyStore, type Claim } from './keyStore.ts'" },
-      {
-        file: 'idempotency.ts',
-        find: [
-          '      const claim = await keys.claim(scope, request.fingerprint)',
-          "      if (claim.kind === 'mismatch') return keyReused()",
-          "      if (claim.kind === 'in-flight') return requestInFlight(claim.retryAfterMs / 1000)",
-          "      if (claim.kind === 'completed') return replay(claim.response)",
-          '',
-          '      let outcome: Outcome',
-          '      try {',
-          `        ${execute}`,
-          '      } catch (error) {',
-        ].join('\n'),
-        replace: [
-          '      let claim: Claim | undefined',
+      store('claim', 'fingerprint: string)', 'fingerprint: string, db: Pool | Tx = pool)'),
+      store('claim', 'const inserted = await pool.query(', 'const inserted = await db.query('),
+      layer('import ./keyStore.ts', '{ createKeyStore }', '{ createKeyStore, type Claim }'),
+      layer(
+        'handle',
+        'const claim = await keys.claim(…} catch (error) {',
+        [
+          'let claim: Claim | undefined',
           '      let outcome: Outcome',
           '      try {',
           '        outcome = await op.execute(async (result, tx) => {',
@@ -131,13 +100,9 @@ export const stage6Mutants: Mutant[] = [
           "        if (claim?.kind === 'completed') return replay(claim.response)",
           "        if (claim?.kind !== 'claimed') throw error",
         ].join('\n'),
-      },
+      ),
       // A 503 never opened the money's transaction, so nothing was claimed to give back.
-      {
-        file: 'idempotency.ts',
-        find: 'if (outcome.status >= 500) await keys.release(scope, claim.owner)',
-        replace: 'if (outcome.status >= 500 && claim) await keys.release(scope, claim.owner)',
-      },
+      layer('handle', 'if (outcome.status >= 500)', 'if (outcome.status >= 500 && claim)'),
     ],
   },
   {
@@ -146,20 +111,16 @@ export const stage6Mutants: Mutant[] = [
     title: 'The claim by a plain INSERT inside a transaction: the 23505 is caught, but the transaction is aborted and the read after it fails with 25P02',
     mustFail: 'three-instances-execute-once',
     edits: [
-      {
-        file: 'keyStore.ts',
-        find: "import { withSchemaLock } from '#bank/pg/db.ts'",
-        replace: "import { inTransaction, withSchemaLock } from '#bank/pg/db.ts'",
-      },
-      {
-        file: 'keyStore.ts',
-        find: insertThenRead,
-        replace: `        // 'One transaction for the claim: the INSERT or, if the key is taken, the read of the row that holds it.'
+      store('import #bank/pg/db.ts', '{ withSchemaLock }', '{ inTransaction, withSchemaLock }'),
+      store(
+        'claim',
+        'const inserted = await pool.query(…const { rows } = await pool.query<Row>(',
+        `// 'One transaction for the claim: the INSERT or, if the key is taken, the read of the row that holds it.'
         const rows = await inTransaction(pool, async (tx) => {
           try {
             await tx.query(
-              \`${insertColumns}
-               ${claimValues}\`,
+              \`INSERT INTO idempotency_keys (client_id, route, key, fingerprint, status, owner, lease_until, expires_at)
+               VALUES ($1, $2, $3, $4, 'in_progress', $5, now() + \${ms(leaseMs)}, now() + \${ms(ttlMs)})\`,
               [clientId, route, key, fingerprint, owner],
             )
             return undefined
@@ -167,18 +128,12 @@ export const stage6Mutants: Mutant[] = [
             if ((error as { code?: string }).code !== '23505') throw error // 23505: taken, so read who holds it
           }
           const read = await tx.query<Row>(`,
-      },
-      {
-        file: 'keyStore.ts',
-        find: endOfRead,
-        replace: `FROM idempotency_keys WHERE \${WHERE}\`,
-          [clientId, route, key],
-        )
-          return read.rows
-        })
-        if (!rows) return { kind: 'claimed', owner }
-        const row = rows[0]`,
-      },
+      ),
+      store(
+        'claim',
+        '\n        const row = rows[0]',
+        (found) => `\n          return read.rows\n        })\n        if (!rows) return { kind: 'claimed', owner }${found}`,
+      ),
     ],
   },
   {
@@ -187,14 +142,11 @@ export const stage6Mutants: Mutant[] = [
     title: 'Every transaction at SERIALIZABLE, "the safest", with no retry on 40001: transfers that waited for each other on one account fail with 500',
     mustFail: 'contended-accounts-all-execute',
     edits: [
-      {
-        file: 'idempotency.ts',
-        find: '  const keys = await createKeyStore(pool, { leaseMs: config.leaseMs, ttlMs: config.keyTtlMs })',
-        replace: [
-          "  pool.on('connect', (client) => void client.query('SET default_transaction_isolation = serializable'))",
-          '  const keys = await createKeyStore(pool, { leaseMs: config.leaseMs, ttlMs: config.keyTtlMs })',
-        ].join('\n'),
-      },
+      layer(
+        'keys',
+        '  const keys',
+        (found) => `  pool.on('connect', (client) => void client.query('SET default_transaction_isolation = serializable'))\n${found}`,
+      ),
     ],
   },
   {
@@ -202,21 +154,14 @@ export const stage6Mutants: Mutant[] = [
     stage: 6,
     title: 'The purge deletes every expired row, in progress or not: a claim still in flight past its TTL vanishes, and its duplicate executes',
     mustFail: 'purge-spares-live-claims',
-    edits: [{ file: 'keyStore.ts', find: 'WHERE ${DEAD} LIMIT ${PURGE_BATCH}', replace: 'WHERE expires_at <= now() LIMIT ${PURGE_BATCH}' }],
+    edits: [purgeWhere('expires_at <= now()')],
   },
   {
     id: 'purge-by-instance-clock',
     stage: 6,
     title: "The purge judges expiry and leases by the instance's Date.now(): an instance whose clock runs ahead deletes a claim still in flight",
     mustFail: 'purge-spares-live-claims',
-    edits: [
-      {
-        file: 'keyStore.ts',
-        find: 'WHERE ${DEAD} LIMIT ${PURGE_BATCH}',
-        replace:
-          "WHERE expires_at <= to_timestamp(${Date.now() / 1000}) AND (status = 'completed' OR lease_until <= to_timestamp(${Date.now() / 1000})) LIMIT ${PURGE_BATCH}",
-      },
-    ],
+    edits: [purgeByInstanceClock],
   },
   {
     id: 'purge-on-timer-by-instance-clock',
@@ -224,28 +169,13 @@ export const stage6Mutants: Mutant[] = [
     title: "The purge runs on a timer and judges rows by the instance's Date.now(): the instance whose clock runs ahead deletes a claim still in flight",
     mustFail: 'purge-spares-live-claims',
     edits: [
-      {
-        file: 'keyStore.ts',
-        find: `      // An instance's timer only says how often to purge; which rows go is decided by now().
-      if (Date.now() - lastPurge >= purgeEveryMs) {
-        lastPurge = Date.now()
-        await purge()
-      }
-`,
-        replace: '',
-      },
-      {
-        file: 'keyStore.ts',
-        find: '  return {\n    async claim(',
-        replace:
-          "  // 'a background job keeps the table small'\n  setInterval(() => void purge().catch(() => undefined), purgeEveryMs).unref()\n  return {\n    async claim(",
-      },
-      {
-        file: 'keyStore.ts',
-        find: 'WHERE ${DEAD} LIMIT ${PURGE_BATCH}',
-        replace:
-          "WHERE expires_at <= to_timestamp(${Date.now() / 1000}) AND (status = 'completed' OR lease_until <= to_timestamp(${Date.now() / 1000})) LIMIT ${PURGE_BATCH}",
-      },
+      store('claim', "      // An instance's timer…\n      }\n", ''),
+      store(
+        'createKeyStore',
+        '\n  return {\n',
+        (found) => `\n  // 'a background job keeps the table small'\n  setInterval(() => void purge().catch(() => undefined), purgeEveryMs).unref()${found}`,
+      ),
+      purgeByInstanceClock,
     ],
   },
   {
@@ -253,13 +183,7 @@ export const stage6Mutants: Mutant[] = [
     stage: 6,
     title: 'Expired keys are ignored on lookup but never purged: the shared table grows without bound',
     mustFail: 'purge-spares-live-claims',
-    edits: [
-      {
-        file: 'keyStore.ts',
-        find: 'const purgeEveryMs = Math.max(1, Math.min(ttlMs, 60_000))',
-        replace: 'const purgeEveryMs = Number.POSITIVE_INFINITY',
-      },
-    ],
+    edits: [neverPurge],
   },
   {
     id: 'takeover-without-compare-and-set',
@@ -267,11 +191,11 @@ export const stage6Mutants: Mutant[] = [
     title: 'A takeover that overwrites the owner whatever it now is: two instances that read the same expired lease both take the key over, and both execute',
     mustFail: 'simultaneous-takeovers-once',
     edits: [
-      {
-        file: 'keyStore.ts',
-        find: "WHERE ${WHERE} AND owner = $5 AND status = 'in_progress' AND lease_until <= now()`,\n          [clientId, route, key, owner, row.owner],",
-        replace: "WHERE ${WHERE}`, // 'we just read that the lease is over'\n          [clientId, route, key, owner],",
-      },
+      store(
+        'claim',
+        'WHERE ${WHERE} AND owner = $5…row.owner],',
+        "WHERE ${WHERE}`, // 'we just read that the lease is over'\n          [clientId, route, key, owner],",
+      ),
     ],
   },
   {
@@ -279,24 +203,13 @@ export const stage6Mutants: Mutant[] = [
     stage: 6,
     title: 'A takeover that changes the owner but not the lease: the key stays up for grabs, and the next retry takes it over again',
     mustFail: 'crash-then-takeover',
-    edits: [{ file: 'keyStore.ts', find: 'SET owner = $4, lease_until = now() + ${ms(leaseMs)}', replace: 'SET owner = $4' }],
+    edits: [store('claim', 'SET owner = $4, lease_until = now() + ${ms(leaseMs)}', 'SET owner = $4')],
   },
   {
     id: 'retry-after-from-instance-clock',
     stage: 6,
     title: "the lease is compared with now() in SQL, but Retry-After is counted from this instance's Date.now(): on a skewed instance it is off by the skew",
     mustFail: 'histories-6',
-    edits: [
-      {
-        file: 'keyStore.ts',
-        find: `ceil(extract(epoch FROM lease_until - now()) * 1000)::int AS "leftMs",`,
-        replace: `(extract(epoch FROM lease_until) * 1000)::float8 AS "leftMs",`,
-      },
-      {
-        file: 'keyStore.ts',
-        find: `if (row.leased) return { kind: 'in-flight', retryAfterMs: row.leftMs }`,
-        replace: `if (row.leased) return { kind: 'in-flight', retryAfterMs: row.leftMs - Date.now() }`,
-      },
-    ],
+    edits: [leftMs('(extract(epoch FROM lease_until) * 1000)::float8'), store('claim', 'retryAfterMs: row.leftMs', (found) => `${found} - Date.now()`)],
   },
 ]

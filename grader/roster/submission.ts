@@ -1,5 +1,5 @@
 // Grades one learner's checkout in a grader child process of its own:
-// `node --import tsx grader/cli.ts <stage> --dir <checkout> --seed N --sandbox --json-fd 3`.
+// `node --import tsx grader/cli/grade.ts <stage> --dir <checkout> --seed N --sandbox --json-fd 3`.
 // The child never loads learner code (its servers do, sandboxed), and its
 // result comes back over a pipe on fd 3: not through a file, which a process
 // of the submission might find and rewrite. A socket pair cannot be reopened
@@ -16,7 +16,7 @@ import { checksFor } from '../checks/index.ts'
 import { course, type Stage } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { stopGroup, track } from '#harness/processes.ts'
-import { rerunCommand } from '../rerun.ts'
+import { rerunCommand } from '../engine/rerun.ts'
 import { CHECKOUT_SERVER_SCRIPT } from '#harness/serverCommand.ts'
 import { parseGradeResult, type GradeSummary } from './resultSchema.ts'
 import type { Outcome } from './store.ts'
@@ -51,7 +51,7 @@ export type SubmissionResult = {
   raw?: unknown
 }
 
-const CLI = resolve(repoRoot, 'grader', 'cli.ts')
+const CLI = resolve(repoRoot, 'grader', 'cli', 'grade.ts')
 const LOG_LIMIT = 16 * 1024
 
 export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionResult> {
@@ -167,7 +167,7 @@ function zeroResult(o: SubmissionOptions, status: 'timeout' | 'error', message: 
     score: 0,
     maxScore: checks.reduce((sum, c) => sum + c.maxPoints, 0),
     durationMs,
-    rerun: rerunCommand(o.stage.number, o.seed, { kind: 'dir', path: o.checkout }),
+    rerun: rerunCommand(o.stage.number, o.seed, { kind: 'dir', path: o.checkout }, undefined, { histories: o.histories }),
     checks,
   }
 }

@@ -5,7 +5,7 @@
 import { course } from '#harness/course.ts'
 import { mostFailed, notPassed, type CheckStat, type StageStat, type Summary } from './summary.ts'
 import { MARKS } from './text.ts'
-import { escapeHtml } from '../escapeHtml.ts'
+import { escapeHtml } from '../output/escapeHtml.ts'
 
 const pct = (rate: number) => `${Math.round(rate * 100)}%`
 

@@ -9,12 +9,12 @@
 //    the owner check, so a request that lost its lease moves no money.
 import { claimLost, keyReused, requestInFlight } from '#bank/idempotencyAnswers.ts'
 import { ClaimLostError } from '#bank/keyClaims.ts'
-import type { CreatePgLayer, Outcome } from '#bank/pg/layer.ts'
+import type { CreateLayer, Outcome, Postgres } from '#bank/layer.ts'
 import { identify } from '#given/02-fingerprint/identify.ts'
 import { replay } from '#given/04-replay/replay.ts'
 import { createKeyStore } from './keyStore.ts'
 
-export const createLayer: CreatePgLayer = async ({ pool, config }) => {
+export const createLayer: CreateLayer<Postgres> = async ({ pool, config }) => {
   const keys = await createKeyStore(pool, { leaseMs: config.leaseMs, ttlMs: config.keyTtlMs })
   return {
     policyHeaders: {

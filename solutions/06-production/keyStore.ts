@@ -12,7 +12,7 @@
 //   so the response row and the transfer commit or roll back together.
 import { randomUUID } from 'node:crypto'
 import { ClaimLostError } from '#bank/keyClaims.ts'
-import type { Outcome, Pool, Tx } from '#bank/pg/layer.ts'
+import type { Outcome, Pool, Tx } from '#bank/layer.ts'
 import { withSchemaLock } from '#bank/pg/db.ts'
 
 export type Scope = { clientId: string; route: string; key: string }

@@ -61,8 +61,8 @@ export function createKeyStore(db: Db, { leaseMs }: { leaseMs: number; ttlMs: nu
      VALUES (?, ?, 'in_progress', ?, ?, ?)`,
   )
   const find = db.prepare<[string], Row>(
-    `SELECT fingerprint, status, owner, lease_until AS leaseUntil,
-            response_status AS responseStatus, response_headers AS responseHeaders, response_body AS responseBody
+    `SELECT fingerprint, status, owner, lease_until AS leaseUntil, response_status AS responseStatus,
+            response_headers AS responseHeaders, response_body AS responseBody
      FROM idempotency_keys WHERE ${where}`,
   )
   const takeOver = db.prepare<[string, number, string, string, number]>(
@@ -88,22 +88,15 @@ export function createKeyStore(db: Db, { leaseMs }: { leaseMs: number; ttlMs: nu
       for (;;) {
         const now = Date.now()
         // TODO (retention): purge here now and then.
-        // Read first: most duplicates are retries of a finished request, and
-        // one read answers them, where an INSERT bound to fail would take the
-        // write lock and throw. The read decides nothing: when there is no row
-        // the INSERT still does, and if another request's INSERT wins in
-        // between, ours fails and we go round to read the winner's row.
-        const row = find.get(key)
-        if (!row) {
-          try {
-            // TODO (retention): store now + ttlMs as expires_at.
-            insert.run(key, fingerprint, owner, now + leaseMs, new Date(now).toISOString())
-            return { kind: 'claimed', owner }
-          } catch (error) {
-            if (!isUniqueViolation(error)) throw error
-            continue
-          }
+        try {
+          // TODO (retention): store now + ttlMs as expires_at.
+          insert.run(key, fingerprint, owner, now + leaseMs, new Date(now).toISOString())
+          return { kind: 'claimed', owner }
+        } catch (error) {
+          if (!isUniqueViolation(error)) throw error
         }
+        const row = find.get(key)
+        if (!row) continue
         // TODO (retention): an expired row is forgotten: delete it and `continue`,
         // so this request is claimed as a new one.
         if (row.fingerprint !== fingerprint) return { kind: 'mismatch' }

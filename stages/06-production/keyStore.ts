@@ -9,7 +9,7 @@
 // Completion runs on the money's transaction (`tx`), with the owner check.
 import { randomUUID } from 'node:crypto'
 import { ClaimLostError } from '#bank/keyClaims.ts'
-import type { Outcome, Pool, Tx } from '#bank/pg/layer.ts'
+import type { Outcome, Pool, Tx } from '#bank/layer.ts'
 import { withSchemaLock } from '#bank/pg/db.ts'
 
 export type Scope = { clientId: string; route: string; key: string }

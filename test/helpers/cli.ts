@@ -38,4 +38,4 @@ export function startGradeCli(args: string[], tmp: string, command = ['npm', 'ru
 export const runGradeCli = (args: string[], tmp: string) => startGradeCli(args, tmp).done
 
 /** The same program without npm in front: for the many short runs that only check arguments. */
-export const runCliDirectly = (args: string[], tmp: string) => startGradeCli(args, tmp, [process.execPath, '--import', 'tsx', 'grader/cli.ts']).done
+export const runCliDirectly = (args: string[], tmp: string) => startGradeCli(args, tmp, [process.execPath, '--import', 'tsx', 'grader/cli/grade.ts']).done

@@ -4,20 +4,42 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { expect } from 'vitest'
 import { onCleanup } from '#harness/processes.ts'
-import { grade, type GradeOptions, type GradeResult } from '#grader/runner.ts'
+import { grade, type GradeOptions, type GradeResult } from '#grader/engine/runner.ts'
+import { leftoverAfter, processesWithMarker } from './procs.ts'
 
 const systemTmp = tmpdir()
 
-export function scratchDir(label: string): { path: string; dispose(): void } {
+export type Scratch = {
+  path: string
+  dispose(): void
+  /**
+   * A file's last word (call it from afterAll, after stopping what the file
+   * stopped itself): no process whose environment or command line holds this
+   * folder is left, then the folder goes.
+   */
+  disposeExpectingNoneLeft(what?: string): Promise<void>
+}
+
+export function scratchDir(label: string): Scratch {
   const path = mkdtempSync(join(systemTmp, `idem-lab-test-${label}-`))
   // Also removed when the test run is interrupted (stopOnSignal.ts).
   const forget = onCleanup(() => rmSync(path, { recursive: true, force: true }))
+  const dispose = () => {
+    forget()
+    rmSync(path, { recursive: true, force: true })
+  }
   return {
     path,
-    dispose: () => {
-      forget()
-      rmSync(path, { recursive: true, force: true })
+    dispose,
+    async disposeExpectingNoneLeft(what = 'processes left running by this file') {
+      const left = await leftoverAfter(() => processesWithMarker(path))
+      dispose()
+      expect(
+        left.map((p) => `${p.pid} ${p.cmdline}`),
+        what,
+      ).toEqual([])
     },
   }
 }

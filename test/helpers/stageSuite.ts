@@ -7,14 +7,14 @@
 // Every grade is queued up front, two at a time (each grade is a handful of
 // real server processes; the machine has two cores), and each test awaits
 // its own.
-import { isFailure } from '#grader/checkResult.ts'
+import { isFailure } from '#grader/engine/checkResult.ts'
 import { rmSync } from 'node:fs'
 import pLimit from 'p-limit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checksFor } from '#grader/checks/index.ts'
 import { stageByNumber } from '#harness/course.ts'
 import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
-import { grade, type GradeOptions, type GradeResult } from '#grader/runner.ts'
+import { grade, type GradeOptions, type GradeResult } from '#grader/engine/runner.ts'
 import { startPostgres, type PgServer } from '#harness/postgres.ts'
 
 export const failures = (r: GradeResult) => r.checks.filter((c) => !c.passed).map((c) => `${c.id}: ${c.message} (${r.rerun})`)

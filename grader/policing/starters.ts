@@ -1,5 +1,5 @@
 // Which learner files are still the course's starters, byte for byte. The
-// starter files in stages/ are the one place of truth: grader/starters.sha256
+// starter files in stages/ are the one place of truth: grader/policing/starters.sha256
 // is generated from them (`npm run starters:hash`, kept current by
 // test/starters.test.ts), so an untouched stage is recognised in any checkout,
 // this one included, where the learner edits stages/ in place.
@@ -9,7 +9,7 @@ import { resolve } from 'node:path'
 import { course, type Stage } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
 
-export const STARTER_HASHES = resolve(repoRoot, 'grader', 'starters.sha256')
+export const STARTER_HASHES = resolve(repoRoot, 'grader', 'policing', 'starters.sha256')
 
 /** Over the text with CRLF read as LF: a Windows checkout of an untouched starter is still untouched. */
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path, 'utf8').replaceAll('\r\n', '\n')).digest('hex')
@@ -49,7 +49,7 @@ export function isUntouched(stage: Stage, checkout: string): boolean {
 }
 
 // npm run starters:hash: regenerate the list after changing a starter.
-if (process.argv[1] && resolve(process.argv[1]) === resolve(repoRoot, 'grader', 'starters.ts')) {
+if (process.argv[1] && resolve(process.argv[1]) === resolve(repoRoot, 'grader', 'policing', 'starters.ts')) {
   writeFileSync(STARTER_HASHES, starterHashList())
   console.log(`wrote ${STARTER_HASHES}`)
 }

@@ -6,15 +6,16 @@ import { isFailure, type CheckResult } from './checkResult.ts'
 import { makeCheckContext } from './checkContext.ts'
 import { checkTimeLimit, TimeoutError } from './checkTimer.ts'
 import { classifyFailure, type ClassifiedFailure } from './classifyFailure.ts'
-import { checksFor } from './checks/index.ts'
-import { endRun, prepareRun, startShared, type GradeOptions, type Run } from './gradingRun.ts'
+import { checksFor } from '../checks/index.ts'
+import { endRun, findingsBeforeStart, prepareRun, startShared, type Findings, type GradeOptions, type Run } from './gradingRun.ts'
 import { failedToStart, notRun } from './startFailure.ts'
 import { course, type Stage } from '#harness/course.ts'
 import { CheckFailure } from '#harness/failure.ts'
 import { InterruptedError, interrupted } from '#harness/processes.ts'
 import type { ServerProcess } from '#harness/spawnServer.ts'
+import type { Exchange } from '#harness/http.ts'
 import { GradeClock } from '#harness/gradeClock.ts'
-import { uncontrolledClocks } from './uncontrolledClocks.ts'
+import { uncontrolledClocks } from '../policing/uncontrolledClocks.ts'
 import { rerunCommand } from './rerun.ts'
 
 export type { GradeOptions } from './gradingRun.ts'
@@ -38,6 +39,7 @@ export type GradeResult = {
 export async function grade(options: GradeOptions): Promise<GradeResult> {
   const started = performance.now()
   const run = await prepareRun(options)
+  let found = findingsBeforeStart(run)
   const results: CheckResult[] = []
   let kept: KeptServer | undefined
   try {
@@ -45,18 +47,20 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
       if (interrupted()) throw new InterruptedError()
       options.onCheckStart?.(stage, check)
       // A refused folder or a server that did not start is told by gradeCheck, like every other check.
-      const healthy = !run.copied && !run.startFailedIn
+      const healthy = !found.copied && !found.startFailedIn
       const waiting = check.afterOwnChecks && healthy && results.find((r) => r.stage === stage.number && !r.passed && r.status !== 'skipped')
-      const result = waiting ? notYetJudged(check, stage, waiting.id) : await gradeCheck(run, check, stage)
+      const graded = waiting ? { result: notYetJudged(check, stage, waiting.id), found } : await gradeCheck(run, found, check, stage)
+      found = graded.found
+      const { result } = graded
       // Interrupted, the check may have failed on a server the interrupt stopped: that is no verdict to tell.
       if (interrupted()) throw new InterruptedError()
       results.push(result)
       options.onCheckEnd?.(result)
       // A check left unjudged is not a failure: the one that fails for its cause comes, or came, on its own.
-      if (isFailure(result) && !run.startFailedIn && (options.stopAtFirstFailure || options.keep)) break
+      if (isFailure(result) && !found.startFailedIn && (options.stopAtFirstFailure || options.keep)) break
     }
   } finally {
-    kept = await endRun(run)
+    kept = await endRun(run, found)
   }
   return {
     stage: run.graded.number,
@@ -83,20 +87,24 @@ function checkOrder({ graded, options }: Run): Array<{ check: Check; stage: Stag
     .filter(({ check }) => !options.only || options.only.includes(check.id))
 }
 
-/** Refused, not run, failed to start, or run against the shared server (started first if it is not up). */
-async function gradeCheck(run: Run, check: Check, stage: Stage): Promise<CheckResult> {
+/**
+ * Refused, not run, failed to start, or run against the shared server
+ * (started first if it is not up); with the findings as this check leaves them.
+ */
+async function gradeCheck(run: Run, found: Findings, check: Check, stage: Stage): Promise<{ result: CheckResult; found: Findings }> {
   const skip = skipReason(run, check)
-  if (skip) return skipped(check, stage, skip)
-  if (run.copied) return refused(check, stage, run.copied, run.graded.number)
-  if (run.startFailedIn) return notRun(check, stage, run.startFailedIn)
-  const startError = run.shared?.alive ? undefined : await startShared(run)
-  if (run.copied) return refused(check, stage, run.copied, run.graded.number)
-  if (startError) {
-    run.startFailedIn = check.id
-    return failedToStart(check, stage, startError, run.graded.number)
-  }
-  return runCheck(run, check, stage, run.shared!)
+  if (skip) return { result: skipped(check, stage, skip), found }
+  if (found.copied) return { result: refused(check, stage, found.copied, run.graded.number), found }
+  if (found.startFailedIn) return { result: notRun(check, stage, found.startFailedIn), found }
+  const failedStart = run.shared?.alive ? undefined : await startShared(run)
+  if (failedStart?.copied) return { result: refused(check, stage, failedStart.copied, run.graded.number), found: { ...found, copied: failedStart.copied } }
+  if (failedStart) return { result: failedToStart(check, stage, failedStart.error, run.graded.number), found: { ...found, startFailedIn: check.id } }
+  const { result, failedTrace } = await runCheck(run, check, stage, run.shared!)
+  return { result, found: { ...found, failedTrace: found.failedTrace ?? failedTrace } }
 }
+
+/** A check's result, and its requests if it failed (not merely left unjudged): the first such trace is what --keep lists. */
+type CheckRun = { result: CheckResult; failedTrace?: Exchange[] }
 
 /**
  * Runs the check on the grade's clock. A timed check whose layer reads a
@@ -107,15 +115,16 @@ async function gradeCheck(run: Run, check: Check, stage: Stage): Promise<CheckRe
  * A --server's code is not read: for it, only a failure (or a check left
  * unjudged, which may be the clock it reads, not its layer) is run again.
  */
-async function runCheck(run: Run, check: Check, stage: Stage, server: ServerProcess): Promise<CheckResult> {
-  const result = await runOnce(run, check, stage, server)
-  if (!check.timed || !run.clock.controlled || result.status === 'skipped') return result
+async function runCheck(run: Run, check: Check, stage: Stage, server: ServerProcess): Promise<CheckRun> {
+  const first = await runOnce(run, check, stage, server)
+  const { result } = first
+  if (!check.timed || !run.clock.controlled || result.status === 'skipped') return first
   const clocks = run.options.server
     ? result.status === 'fail' || result.status === 'not-judged'
       ? ["a clock of the --server's own"]
       : []
     : uncontrolledClocks(run.workspace.stageDir(run.graded))
-  if (clocks.length === 0) return result
+  if (clocks.length === 0) return first
   const why = `the layer reads ${clocks.join(', ')}, which the grader cannot move, so the real clock decides`
   const realClock = new GradeClock(false)
   const dbPath = run.workspace.newDbPath()
@@ -124,21 +133,21 @@ async function runCheck(run: Run, check: Check, stage: Stage, server: ServerProc
     try {
       await own.start()
     } catch (error) {
-      return {
-        ...result,
-        notes: [...result.notes, `${why}, but a server on the real clock did not start to run it again: ${(error as Error).message.split('\n')[0]}`],
-      }
+      const notes = [...result.notes, `${why}, but a server on the real clock did not start to run it again: ${(error as Error).message.split('\n')[0]}`]
+      return { ...first, result: { ...result, notes } }
     }
-    const again = await runOnce(run, check, stage, own, realClock, dbPath)
-    const first = verdictOf(result)
-    const verdict = `${verdictOf(again)} on the real clock (${first} on the grader's; ${why}; the stage README says which clock to read)`
-    return { ...again, durationMs: result.durationMs + again.durationMs, notes: [verdict, ...again.notes] }
+    const { result: again, failedTrace } = await runOnce(run, check, stage, own, realClock, dbPath)
+    const verdict = `${verdictOf(again)} on the real clock (${verdictOf(result)} on the grader's; ${why}; the stage README says which clock to read)`
+    return {
+      result: { ...again, durationMs: result.durationMs + again.durationMs, notes: [verdict, ...again.notes] },
+      failedTrace: first.failedTrace ?? failedTrace,
+    }
   } finally {
     await own.stop()
   }
 }
 
-async function runOnce(run: Run, check: Check, stage: Stage, server: ServerProcess, clock = run.clock, dbPath = run.defaultDb): Promise<CheckResult> {
+async function runOnce(run: Run, check: Check, stage: Stage, server: ServerProcess, clock = run.clock, dbPath = run.defaultDb): Promise<CheckRun> {
   const t0 = performance.now()
   const scope = makeCheckContext(run, check, stage, server, clock, dbPath)
   const servers = () => [server, ...scope.extra]
@@ -152,7 +161,6 @@ async function runOnce(run: Run, check: Check, stage: Stage, server: ServerProce
     if (!(error instanceof CheckFailure) && !(error instanceof TimeoutError) && !(error instanceof NotJudged))
       await Promise.race(servers().map((s) => s.exitsWithin(500)))
     outcome = classifyFailure(error, servers(), { recorded: scope.trace, unanswered: scope.http.pending })
-    if (outcome.status !== 'not-judged') run.failedTrace ??= scope.trace
   } finally {
     limit.cancel()
     scope.abort.abort()
@@ -163,7 +171,7 @@ async function runOnce(run: Run, check: Check, stage: Stage, server: ServerProce
   // Which learner file a cross-stage check used, when it was not the learner's.
   scope.notes.push(...borrowed)
   const message = (outcome?.message ?? '') + (outcome && borrowed.length > 0 ? ` (${borrowed.join('; ')})` : '')
-  return {
+  const result: CheckResult = {
     id: check.id,
     stage: stage.number,
     title: check.title,
@@ -180,6 +188,7 @@ async function runOnce(run: Run, check: Check, stage: Stage, server: ServerProce
     failure: outcome?.failure,
     ...(outcome?.blockedBy ? { blockedBy: outcome.blockedBy } : {}),
   }
+  return { result, ...(outcome && outcome.status !== 'not-judged' ? { failedTrace: scope.trace } : {}) }
 }
 
 /** How a run of a check ended, in a word for a note. */

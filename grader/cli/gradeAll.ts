@@ -6,13 +6,13 @@
 import { writeFileSync } from 'node:fs'
 import chalk from 'chalk'
 import { course, type Stage } from '#harness/course.ts'
-import { skippedOnDatabase, type Check } from './check.ts'
-import { isNotStarted, notStartedProgress, renderProgress, stageProgress, type StageProgress } from './progress.ts'
-import { printCheck, printDatabaseStart, printHeader, stageHeadings, printSummary, printVerboseExchange } from './report.ts'
-import type { GradeResult } from './runner.ts'
+import { skippedOnDatabase, type Check } from '../engine/check.ts'
+import { isNotStarted, notStartedProgress, renderProgress, stageProgress, type StageProgress } from '../output/progress.ts'
+import { printCheck, printDatabaseStart, printHeader, stageHeadings, printSummary, printVerboseExchange } from '../output/report.ts'
+import type { GradeResult } from '../engine/runner.ts'
 import { InterruptedError, interrupted } from '#harness/processes.ts'
 import { describeSource, type Source } from '#harness/workspace.ts'
-import { rerunCommand } from './rerun.ts'
+import { rerunCommand } from '../engine/rerun.ts'
 
 export type GradeAllOptions = { source: Source; seed: number; verbose: boolean; json?: string; sandbox?: boolean; sandboxTmp?: string }
 
@@ -28,9 +28,9 @@ export type GradeAllResult = {
 }
 
 export async function gradeAll(o: GradeAllOptions): Promise<number> {
-  // Loaded here, not at the top: a check module that fails to load is the grader failing (cli.ts).
-  const { grade } = await import('./runner.ts')
-  const { checksFor } = await import('./checks/index.ts')
+  // Loaded here, not at the top: a check module that fails to load is the grader failing (grade.ts).
+  const { grade } = await import('../engine/runner.ts')
+  const { checksFor } = await import('../checks/index.ts')
   const stages: StageGrade[] = []
   const progress: StageProgress[] = []
   for (const stage of course.stages) {

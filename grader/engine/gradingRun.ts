@@ -1,13 +1,13 @@
-// One grading's state: its workspace, its admin token, how to start a server
-// of the graded stage, and what the grading has learned so far (the shared
-// server, a failed start, a copied answer). The runner (runner.ts) walks the
-// checks; this module sets the grading up and tears it down.
+// One grading's settings: its workspace, its admin token, how to start a
+// server of the graded stage, and the shared server. The runner (runner.ts)
+// walks the checks and keeps what they find (Findings); this module sets the
+// grading up, starts the shared server and tears it all down.
 import { randomBytes } from 'node:crypto'
 import type { Check } from './check.ts'
 import type { CheckResult } from './checkResult.ts'
-import { deniedSolutionRead, describeRefusals, findCopiedAnswers } from './copiedAnswers.ts'
+import { deniedSolutionRead, describeRefusals, findCopiedAnswers } from '../policing/copiedAnswers.ts'
 import { keepServer, type KeptServer } from './keep.ts'
-import { sandboxExports } from './learnerCode.ts'
+import { sandboxExports } from '../policing/learnerCode.ts'
 import { stageByNumber, type Stage } from '#harness/course.ts'
 import type { Exchange } from '#harness/http.ts'
 import { databasesPerPath, startPostgres, type GradeDatabases, type PgServer } from '#harness/postgres.ts'
@@ -57,29 +57,41 @@ export type GradeOptions = {
   histories?: number
 }
 
-/** One grading's settings, and what it has learned so far about the server and the folder. */
+/**
+ * One grading's settings, fixed once prepareRun returns, and its shared
+ * server, which only startShared and endRun start, replace and stop.
+ */
 export type Run = {
-  options: GradeOptions
-  graded: Stage
-  workspace: Workspace
-  adminToken: string
-  defaultDb: string
+  readonly options: GradeOptions
+  readonly graded: Stage
+  readonly workspace: Workspace
+  readonly adminToken: string
+  readonly defaultDb: string
   /** What the copied-answer scan looks at for the graded stage. */
-  scanned: ScanTarget
+  readonly scanned: ScanTarget
   /** A stage on PostgreSQL (6): the grade's server, and a database per database file. */
-  pg?: GradeDatabases
+  readonly pg?: GradeDatabases
   /** The grade's timeline (gradeClock.ts): every server and database of the grade follows it unless given another. */
-  clock: GradeClock
+  readonly clock: GradeClock
   newServer(dbPath: string, env?: Record<string, string>, clock?: GradeClock): Promise<ServerProcess>
   /** One shared server for all checks; started again if a check killed it. */
   shared?: ServerProcess
+  /** How long the shared server's first successful start took. */
   serverStartMs: number
+}
+
+/**
+ * What a grading has found out about the graded code so far. The runner's
+ * loop alone holds it: each check's grading is given the findings and returns
+ * them, updated, so no verdict changes between two reads of it.
+ */
+export type Findings = {
   /** Why the graded folder scores nothing (it loads the answer), or ''. */
-  copied: string
+  readonly copied: string
   /** The check that reported the failed start; the others only point at it. */
-  startFailedIn?: string
+  readonly startFailedIn?: string
   /** The requests of the first failing check: --keep lists the clients and accounts they made. */
-  failedTrace?: Exchange[]
+  readonly failedTrace?: Exchange[]
 }
 
 export async function prepareRun(options: GradeOptions): Promise<Run> {
@@ -129,9 +141,12 @@ export async function prepareRun(options: GradeOptions): Promise<Run> {
           })
     },
     serverStartMs: 0,
-    // Before any server starts: a folder that loads the answer scores nothing (a --server command loads none of ours).
-    copied: options.server ? '' : describeRefusals(findCopiedAnswers(scanned)),
   }
+}
+
+/** What is known before any server starts: a folder that loads the answer scores nothing (a --server command loads none of ours). */
+export function findingsBeforeStart(run: Run): Findings {
+  return { copied: run.options.server ? '' : describeRefusals(findCopiedAnswers(run.scanned)) }
 }
 
 /** The grade's own PostgreSQL, told to onDatabaseStart: the CLI shows a line while it starts. */
@@ -168,8 +183,12 @@ function foreignServer(
   })
 }
 
-/** Starts the shared server; returns why it did not start, if it did not. */
-export async function startShared(run: Run): Promise<string | undefined> {
+/**
+ * Starts the shared server. If it did not start, returns why, and the copied
+ * answer its failure revealed: a computed path into solutions/ that the
+ * permission model stopped ('' when the failure is not that).
+ */
+export async function startShared(run: Run): Promise<{ error: string; copied: string } | undefined> {
   try {
     run.shared = await run.newServer(run.defaultDb)
     await run.shared.start()
@@ -178,14 +197,13 @@ export async function startShared(run: Run): Promise<string | undefined> {
     if (run.options.server && run.clock.controlled && !(await clockIsControlled(run.shared))) run.clock.useRealTime()
     return undefined
   } catch (error) {
-    // A computed path into solutions/ that the permission model stopped.
-    run.copied = deniedSolutionRead(run.scanned.shownAs, (error as Error).message) ?? ''
-    return run.workspace.asLearnerPaths((error as Error).message)
+    const message = (error as Error).message
+    return { error: run.workspace.asLearnerPaths(message), copied: deniedSolutionRead(run.scanned.shownAs, message) ?? '' }
   }
 }
 
 /** Stops the shared server and removes the folders, or with --keep leaves the first failure's server running. */
-export async function endRun({ options, failedTrace, shared, workspace, adminToken, pg }: Run): Promise<KeptServer | undefined> {
+export async function endRun({ options, shared, workspace, adminToken, pg }: Run, { failedTrace }: Findings): Promise<KeptServer | undefined> {
   if (options.keep && failedTrace && shared?.alive) return keepServer(shared, workspace, adminToken, failedTrace)
   await shared?.stop()
   workspace.dispose()

@@ -6,9 +6,9 @@
 import chalk from 'chalk'
 import { course, type Stage } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
-import { isFailure } from './checkResult.ts'
-import type { GradeResult } from './runner.ts'
-import { isUntouched } from './starters.ts'
+import { isFailure } from '../engine/checkResult.ts'
+import type { GradeResult } from '../engine/runner.ts'
+import { isUntouched } from '../policing/starters.ts'
 import { describeSource, type Source } from '#harness/workspace.ts'
 
 export type StageState = 'passed' | 'failed' | 'not started'

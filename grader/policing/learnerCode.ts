@@ -13,7 +13,7 @@ import { CheckFailure } from '#harness/failure.ts'
 import { exportSandbox, sandboxed } from '#harness/sandbox.ts'
 import { startCeilingMs } from '#harness/spawnServer.ts'
 
-const SCRIPT = resolve(repoRoot, 'grader/callExport.ts')
+const SCRIPT = resolve(repoRoot, 'grader/policing/callExport.ts')
 /** Set by each grade(): the grading's data folder (and TMPDIR) when the learner code it calls runs sandboxed. */
 let sandboxData: { dataDir: string; tmp?: string } | undefined
 export function sandboxExports(data: { dataDir: string; tmp?: string } | undefined) {

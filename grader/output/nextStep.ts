@@ -1,8 +1,8 @@
 // The line after a verdict: what to do now. A pass points at the next stage
 // (or the capstone); a failure at the hint, more hints and the rerun line.
 import { course, stageByNumber } from '#harness/course.ts'
-import { isFailure } from './checkResult.ts'
-import type { GradeResult } from './runner.ts'
+import { isFailure } from '../engine/checkResult.ts'
+import type { GradeResult } from '../engine/runner.ts'
 import { describeSource, type Source } from '#harness/workspace.ts'
 
 export type GradeScope = { partial: boolean }

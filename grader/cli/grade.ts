@@ -6,18 +6,18 @@ import { parseArgsOrExit } from '#harness/cliArgs.ts'
 import { course, findStage, UnknownStageError } from '#harness/course.ts'
 import { gradeAll } from './gradeAll.ts'
 import { exitUnlessInterrupted, installSignalCleanup, interrupted } from '#harness/processes.ts'
-import { nextStep } from './nextStep.ts'
+import { nextStep } from '../output/nextStep.ts'
 import { LOOP_OPTIONS, LOOP_USAGE, LoopOptionError, loopGradeOptions } from './options.ts'
-import { printCheck, printDatabaseStart, printHeader, printKept, stageHeadings, printSummary, printVerboseExchange } from './report.ts'
+import { printCheck, printDatabaseStart, printHeader, printKept, stageHeadings, printSummary, printVerboseExchange } from '../output/report.ts'
 import { newSeed } from '#harness/rng.ts'
-import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from './roster/roster.ts'
+import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from '../roster/roster.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { sandboxPolicy, SandboxUnavailableError } from '#harness/sandbox.ts'
 import { parseServerCommand, ServerCommandError } from '#harness/serverCommand.ts'
-import { isFailure } from './checkResult.ts'
-import type { GradeResult } from './runner.ts'
+import { isFailure } from '../engine/checkResult.ts'
+import type { GradeResult } from '../engine/runner.ts'
 import type { Source } from '#harness/workspace.ts'
-import { HISTORIES_DEFAULT } from './model/historyCount.ts'
+import { HISTORIES_DEFAULT } from '../model/historyCount.ts'
 
 const USAGE = `usage: npm run grade -- <stage|all> [options]
 
@@ -141,7 +141,7 @@ async function main(): Promise<number> {
 
   // Loaded here, not at the top: a check module that fails to load is the
   // grader failing (exit 2), not a failed grade.
-  const { grade } = await import('./runner.ts')
+  const { grade } = await import('../engine/runner.ts')
   const results: GradeResult[] = []
   for (let run = 0; run < repeat; run++) {
     const seed = firstSeed + run

@@ -3,10 +3,10 @@ import chalk from 'chalk'
 import type { Stage } from '#harness/course.ts'
 import { describeResponse, toCurl, type Exchange } from '#harness/http.ts'
 import type { PgServer } from '#harness/postgres.ts'
-import type { KeptServer } from './keep.ts'
-import { isFailure, type CheckResult } from './checkResult.ts'
-import type { GradeResult } from './runner.ts'
-import { isNotRun } from './startFailure.ts'
+import type { KeptServer } from '../engine/keep.ts'
+import { isFailure, type CheckResult } from '../engine/checkResult.ts'
+import type { GradeResult } from '../engine/runner.ts'
+import { isNotRun } from '../engine/startFailure.ts'
 
 const indent = (text: string, pad: string) =>
   text

@@ -9,9 +9,9 @@ import { HttpClient, type Exchange } from '#harness/http.ts'
 import { Rng } from '#harness/rng.ts'
 import type { ServerProcess } from '#harness/spawnServer.ts'
 import type { Check, CheckContext, StartOptions } from './check.ts'
-import { describeRefusals, findCopiedAnswers } from './copiedAnswers.ts'
+import { describeRefusals, findCopiedAnswers } from '../policing/copiedAnswers.ts'
 import type { Run } from './gradingRun.ts'
-import { HISTORIES_DEFAULT } from './model/historyCount.ts'
+import { HISTORIES_DEFAULT } from '../model/historyCount.ts'
 import { rerunCommand } from './rerun.ts'
 
 /** What a check is given, and what it leaves behind for its result. */
@@ -56,7 +56,7 @@ export function makeCheckContext(run: Run, check: Check, stage: Stage, server: S
     signal: abort.signal,
     clock,
     histories: options.histories ?? HISTORIES_DEFAULT,
-    rerun: rerunCommand(run.graded.number, options.seed, workspace.source, options.server, { only: [check.id] }),
+    rerun: rerunCommand(run.graded.number, options.seed, workspace.source, options.server, { only: [check.id], histories: options.histories }),
     note: (line) => notes.push(line),
     award: (points) => (awarded = Math.max(0, Math.min(check.points, Math.floor(points)))),
     stageDir: (n) => {
