@@ -5,6 +5,7 @@
 // no stack trace.
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import chalk from 'chalk'
+import { chooseLanguage, type Lang, LanguageError } from './i18n/language.ts'
 
 type ParseArgsError = Error & { code: string }
 
@@ -37,6 +38,22 @@ export function parseArgsOrExit<T extends ParseArgsConfig>(usage: string, config
   } catch (error) {
     if (!isParseArgsError(error)) throw error
     console.error(chalk.red(describeParseArgsError(error)))
+    console.error(usage)
+    process.exit(2)
+  }
+}
+
+/**
+ * The language of a command (chooseLanguage, with --lang's value), except
+ * that a language the grader does not speak prints the choices and `usage`
+ * on stderr and exits 2, as any other malformed command line.
+ */
+export function languageOrExit(usage: string, flag: string | undefined): Lang {
+  try {
+    return chooseLanguage(flag)
+  } catch (error) {
+    if (!(error instanceof LanguageError)) throw error
+    console.error(chalk.red(error.message))
     console.error(usage)
     process.exit(2)
   }

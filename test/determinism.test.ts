@@ -7,21 +7,12 @@ import { stageByNumber } from '#harness/course.ts'
 import type { GradeResult } from '#grader/engine/runner.ts'
 import { runCliDirectly, runGradeCli } from './helpers/cli.ts'
 import { scratchDir } from './helpers/scratch.ts'
+import { stable } from './helpers/stableResult.ts'
 
 const scratch = scratchDir('cli')
 const stage0 = stageByNumber(0)
 const json = (name: string) => join(scratch.path, name)
 const read = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as GradeResult
-/** What must be equal between two runs with one seed (timings and interleaving notes may differ). */
-const stable = (r: GradeResult) => ({
-  stage: r.stage,
-  seed: r.seed,
-  passed: r.passed,
-  score: r.score,
-  maxScore: r.maxScore,
-  rerun: r.rerun,
-  checks: r.checks.map((c) => ({ id: c.id, stage: c.stage, title: c.title, passed: c.passed, points: c.points, message: c.message, inputs: c.inputs })),
-})
 
 afterAll(() => scratch.disposeExpectingNoneLeft('processes left running by the CLI runs'))
 

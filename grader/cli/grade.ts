@@ -1,14 +1,15 @@
-// npm run grade -- <stage|all> [--solution | --dir PATH | --server CMD | --roster DIR] [--seed N] [--repeat N] [--json FILE] [--verbose]
+// npm run grade -- <stage|all> [--solution | --dir PATH | --server CMD | --roster DIR] [--seed N] [--repeat N] [--json FILE] [--verbose] [--lang L]
 import { existsSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import chalk from 'chalk'
-import { parseArgsOrExit } from '#harness/cliArgs.ts'
+import { languageOrExit, parseArgsOrExit } from '#harness/cliArgs.ts'
 import { course, findStage, UnknownStageError } from '#harness/course.ts'
 import { gradeAll } from './gradeAll.ts'
 import { exitUnlessInterrupted, installSignalCleanup, interrupted } from '#harness/processes.ts'
 import { nextStep } from '../output/nextStep.ts'
 import { LOOP_OPTIONS, LOOP_USAGE, LoopOptionError, loopGradeOptions } from './options.ts'
-import { printCheck, printDatabaseStart, printHeader, printKept, stageHeadings, printSummary, printVerboseExchange } from '../output/report.ts'
+import { t } from '#harness/i18n/messages.ts'
+import { printCheck, printDatabaseStart, printHeader, printKept, stageHeadings, printSummary, printVerboseExchange, verdictOf } from '../output/report.ts'
 import { newSeed } from '#harness/rng.ts'
 import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from '../roster/roster.ts'
 import { repoRoot } from '#harness/paths.ts'
@@ -33,6 +34,9 @@ const USAGE = `usage: npm run grade -- <stage|all> [options]
   --repeat N       grade N times with seeds N, N+1, ... and report failures out of N
   --json FILE      write the result as JSON
   --verbose        print every request and response
+  --lang L         the language it speaks: en, zh-CN or ko, remembered in .lab/
+                   (default: the one remembered, else LANG's if it names one,
+                   else en); requests, responses, --json and rosters stay English
 ${LOOP_USAGE}
   --no-sandbox     run the learner's code without the bubblewrap sandbox (used when
                    bwrap is available; a roster refuses to run without it)
@@ -75,6 +79,7 @@ async function main(): Promise<number> {
       jobs: { type: 'string' },
       regrade: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
+      lang: { type: 'string' },
       ...LOOP_OPTIONS,
     },
   })
@@ -85,6 +90,7 @@ async function main(): Promise<number> {
     return values.help ? 0 : 2
   }
   const stage = wanted === 'all' ? undefined : findStage(wanted)
+  const lang = languageOrExit(USAGE, values.lang)
   if (values.solution && (values.dir || values.server)) throw new UsageError('--solution and --dir (or --server) exclude each other')
   // With --server, --dir is only the folder it runs in (a roster's checkout with a lab-server.sh).
   const server = values.server === undefined ? undefined : parseServerCommand(values.server, resolve(values.dir ?? process.cwd()))
@@ -129,7 +135,7 @@ async function main(): Promise<number> {
   const sandboxTmp = values.sandbox || source.kind === 'dir' ? undefined : resolve(repoRoot, '.lab', 'sandbox-tmp')
   if (!stage) {
     if (repeat !== 1 || loop.partial || loop.keep || server) throw new UsageError('all excludes --repeat, --only, --no-regression, --keep and --server')
-    return gradeAll({ source, seed: firstSeed, verbose: values.verbose, json: values.json, sandbox, sandboxTmp })
+    return gradeAll({ source, seed: firstSeed, verbose: values.verbose, json: values.json, sandbox, sandboxTmp, lang })
   }
   const where = server
     ? `--server ${server.line}`
@@ -146,7 +152,7 @@ async function main(): Promise<number> {
   for (let run = 0; run < repeat; run++) {
     const seed = firstSeed + run
     const quiet = repeat > 1
-    if (!quiet) printHeader(stage, seed, where)
+    if (!quiet) printHeader(stage, seed, where, lang)
     const result = await grade({
       ...loop.grade,
       stage: stage.number,
@@ -158,34 +164,37 @@ async function main(): Promise<number> {
       realClock: values['real-clock'],
       histories,
       onExchange: values.verbose ? printVerboseExchange : undefined,
-      onCheckStart: quiet ? undefined : stageHeadings(stage.number),
-      onDatabaseStart: quiet ? undefined : printDatabaseStart,
-      onCheckEnd: quiet ? (r) => (r.passed ? undefined : printCheck(r)) : printCheck,
+      onCheckStart: quiet ? undefined : stageHeadings(stage.number, lang),
+      onDatabaseStart: quiet ? undefined : (s) => printDatabaseStart(s, lang),
+      onCheckEnd: quiet ? (r) => (r.passed ? undefined : printCheck(r, lang)) : (r) => printCheck(r, lang),
     })
     results.push(result)
     if (quiet) {
       const mark = result.passed ? chalk.green('✓') : chalk.red('✗')
-      console.log(`${mark} run ${run + 1}/${repeat} seed ${seed}: ${result.score}/${result.maxScore} (${(result.durationMs / 1000).toFixed(1)} s)`)
+      const seconds = (result.durationMs / 1000).toFixed(1)
+      console.log(`${mark} ${t(lang, 'repeat.run', { run: run + 1, runs: repeat, seed, score: result.score, maxScore: result.maxScore, seconds })}`)
     } else {
-      printSummary(result)
+      printSummary(result, lang)
       if (result.kept) printKept(result.kept)
-      console.log(chalk.bold(nextStep(result, loop, source)))
+      console.log(chalk.bold(nextStep(result, loop, source, lang)))
     }
   }
 
   if (repeat > 1) {
     const failed = results.filter((r) => !r.passed)
-    console.log(`\n${failed.length === 0 ? chalk.green.bold('PASSED') : chalk.red.bold('FAILED')}  ${repeat - failed.length}/${repeat} runs passed`)
+    console.log(`\n${t(lang, 'repeat.summary', { verdict: verdictOf(failed.length === 0, lang), passed: repeat - failed.length, runs: repeat })}`)
     for (const r of failed)
       console.log(
-        `  rerun: ${r.rerun}  (failed: ${r.checks
-          .filter(isFailure)
-          .map((c) => c.id)
-          .join(', ')})`,
+        `  ${t(lang, 'repeat.rerun', {
+          rerun: r.rerun,
+          ids: r.checks
+            .filter(isFailure)
+            .map((c) => c.id)
+            .join(', '),
+        })}`,
       )
     const skipped = results[0]!.checks.filter((c) => c.status === 'skipped')
-    if (skipped.length)
-      console.log(`  ${skipped.length} check(s) skipped in every run (no points either way; run once to see why): ${skipped.map((c) => c.id).join(', ')}`)
+    if (skipped.length) console.log(`  ${t(lang, 'repeat.skipped', { count: skipped.length, ids: skipped.map((c) => c.id).join(', ') })}`)
   }
   const jsonTo = values['json-fd'] !== undefined ? Number(values['json-fd']) : values.json
   if (jsonTo !== undefined) {

@@ -6,6 +6,8 @@
 import { writeFileSync } from 'node:fs'
 import chalk from 'chalk'
 import { course, type Stage } from '#harness/course.ts'
+import type { Lang } from '#harness/i18n/language.ts'
+import { t } from '#harness/i18n/messages.ts'
 import { skippedOnDatabase, type Check } from '../engine/check.ts'
 import { isNotStarted, notStartedProgress, renderProgress, stageProgress, type StageProgress } from '../output/progress.ts'
 import { printCheck, printDatabaseStart, printHeader, stageHeadings, printSummary, printVerboseExchange } from '../output/report.ts'
@@ -14,7 +16,7 @@ import { InterruptedError, interrupted } from '#harness/processes.ts'
 import { describeSource, type Source } from '#harness/workspace.ts'
 import { rerunCommand } from '../engine/rerun.ts'
 
-export type GradeAllOptions = { source: Source; seed: number; verbose: boolean; json?: string; sandbox?: boolean; sandboxTmp?: string }
+export type GradeAllOptions = { source: Source; seed: number; verbose: boolean; json?: string; sandbox?: boolean; sandboxTmp?: string; lang: Lang }
 
 /** A stage's grade; for a stage not started, one without checks (none ran), marked so. */
 export type StageGrade = GradeResult & { notStarted?: true }
@@ -37,10 +39,10 @@ export async function gradeAll(o: GradeAllOptions): Promise<number> {
     // Interrupted: no next stage, and no progress table made of the stages graded so far.
     if (interrupted()) throw new InterruptedError()
     const where = o.source.kind === 'solution' ? `solutions/${stage.folder}` : o.source.kind === 'dir' ? o.source.path : `stages/${stage.folder}`
-    printHeader(stage, o.seed, where)
+    printHeader(stage, o.seed, where, o.lang)
     if (isNotStarted(stage, o.source)) {
       const gradeIt = `npm run grade -- ${stage.number}${describeSource(o.source)}`
-      console.log(chalk.dim(`  · not started: its learner files are still the starters, so it is not graded (${gradeIt} grades it anyway)`))
+      console.log(chalk.dim(`  ${t(o.lang, 'all.notStarted', { command: gradeIt })}`))
       const maxScore = ownMaxScore(stage, checksFor(stage.number))
       stages.push(notStartedGrade(stage, o.seed, maxScore, rerunCommand(stage.number, o.seed, o.source)))
       progress.push(notStartedProgress(stage, maxScore))
@@ -53,16 +55,16 @@ export async function gradeAll(o: GradeAllOptions): Promise<number> {
       sandbox: o.sandbox,
       sandboxTmp: o.sandboxTmp,
       onExchange: o.verbose ? printVerboseExchange : undefined,
-      onCheckStart: stageHeadings(stage.number),
-      onDatabaseStart: printDatabaseStart,
-      onCheckEnd: printCheck,
+      onCheckStart: stageHeadings(stage.number, o.lang),
+      onDatabaseStart: (s) => printDatabaseStart(s, o.lang),
+      onCheckEnd: (r) => printCheck(r, o.lang),
     })
-    printSummary(result)
+    printSummary(result, o.lang)
     stages.push(result)
     progress.push(stageProgress(result, stage, o.source))
   }
   if (interrupted()) throw new InterruptedError()
-  console.log(renderProgress(progress, o.source))
+  console.log(renderProgress(progress, o.source, o.lang))
   const passed = stages.every((r) => r.passed)
   if (o.json) {
     const payload: GradeAllResult = { seed: o.seed, passed, rerun: `npm run grade -- all --seed ${o.seed}${describeSource(o.source)}`, progress, stages }

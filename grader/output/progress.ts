@@ -3,13 +3,19 @@
 // starter; and the one thing to do next. Regression failures are shown but do
 // not decide: some regression checks call another stage's learner file (the
 // stage 0 query, stage 2's canonicalize), whose state is that stage's.
+// StageProgress is what --json records, in English; the table is rendered in
+// the learner's language.
 import chalk from 'chalk'
-import { course, type Stage } from '#harness/course.ts'
+import { stageByNumber, type Stage } from '#harness/course.ts'
+import type { Lang } from '#harness/i18n/language.ts'
+import { t } from '#harness/i18n/messages.ts'
+import { stageText } from '#harness/i18n/packs.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { isFailure } from '../engine/checkResult.ts'
 import type { GradeResult } from '../engine/runner.ts'
 import { isUntouched } from '../policing/starters.ts'
 import { describeSource, type Source } from '#harness/workspace.ts'
+import { padToWidth, displayWidth } from './displayWidth.ts'
 
 export type StageState = 'passed' | 'failed' | 'not started'
 
@@ -56,22 +62,27 @@ export function notStartedProgress(stage: Stage, maxScore: number): StageProgres
 }
 
 /** "next: stage 3 — npm run grade -- 3", from the first stage not passed; the capstone once all pass. */
-export function nextStep(progress: Array<Pick<StageProgress, 'stage' | 'state'>>, source: Source): string {
+export function nextStep(progress: Array<Pick<StageProgress, 'stage' | 'state'>>, source: Source, lang: Lang = 'en'): string {
   const todo = progress.find((p) => p.state !== 'passed')
-  if (!todo) return `next: the capstone — npm run replay -- all (every stage passes)`
-  const title = course.stages.find((s) => s.number === todo.stage)?.title ?? ''
-  return `next: stage ${todo.stage} (${title}) — npm run grade -- ${todo.stage}${describeSource(source)}`
+  if (!todo) return t(lang, 'progress.capstone')
+  const title = stageText(lang, stageByNumber(todo.stage)).title
+  return t(lang, 'progress.next', { number: todo.stage, title, command: `npm run grade -- ${todo.stage}${describeSource(source)}` })
 }
 
 const MARK: Record<StageState, string> = { passed: chalk.green('✓'), failed: chalk.red('✗'), 'not started': chalk.dim('·') }
+const STATE = { passed: 'progress.passed', failed: 'progress.failed', 'not started': 'progress.notStarted' } as const
 
-export function renderProgress(progress: StageProgress[], source: Source): string {
-  const width = Math.max(...progress.map((p) => p.title.length))
-  const lines = [chalk.bold(`\nProgress`)]
-  for (const p of progress) {
-    const regression = p.regressionFailed.length ? chalk.red(`  regression failing: ${p.regressionFailed.join(', ')}`) : ''
-    lines.push(`  ${MARK[p.state]} stage ${p.stage}  ${p.title.padEnd(width)}  ${`${p.score}/${p.maxScore}`.padStart(7)}  ${p.state}${regression}`)
-  }
-  lines.push('', chalk.bold(nextStep(progress, source)))
+export function renderProgress(progress: StageProgress[], source: Source, lang: Lang = 'en'): string {
+  const titles = progress.map((p) => stageText(lang, stageByNumber(p.stage)).title)
+  const width = Math.max(...titles.map(displayWidth))
+  const lines = [chalk.bold(`\n${t(lang, 'progress.heading')}`)]
+  progress.forEach((p, i) => {
+    const regression = p.regressionFailed.length ? chalk.red(`  ${t(lang, 'progress.regression', { ids: p.regressionFailed.join(', ') })}`) : ''
+    const score = `${p.score}/${p.maxScore}`.padStart(7)
+    lines.push(
+      `  ${MARK[p.state]} ${t(lang, 'progress.stage', { number: p.stage })}  ${padToWidth(titles[i]!, width)}  ${score}  ${t(lang, STATE[p.state])}${regression}`,
+    )
+  })
+  lines.push('', chalk.bold(nextStep(progress, source, lang)))
   return lines.join('\n')
 }

@@ -1,7 +1,11 @@
-// How a grade looks in a terminal.
+// How a grade looks in a terminal, in the learner's language: the words are
+// the catalog's (#harness/i18n/messages.ts), the evidence is shown as it came.
 import chalk from 'chalk'
 import type { Stage } from '#harness/course.ts'
 import { describeResponse, toCurl, type Exchange } from '#harness/http.ts'
+import type { Lang } from '#harness/i18n/language.ts'
+import { t } from '#harness/i18n/messages.ts'
+import { checkText, stageText } from '#harness/i18n/packs.ts'
 import type { PgServer } from '#harness/postgres.ts'
 import type { KeptServer } from '../engine/keep.ts'
 import { isFailure, type CheckResult } from '../engine/checkResult.ts'
@@ -14,8 +18,9 @@ const indent = (text: string, pad: string) =>
     .map((line) => pad + line)
     .join('\n')
 
-export function printHeader(stage: Stage, seed: number, where: string) {
-  console.log(chalk.bold(`\nStage ${stage.number} · ${stage.title}`) + chalk.dim(`  (${where}, seed ${seed})`))
+export function printHeader(stage: Stage, seed: number, where: string, lang: Lang = 'en') {
+  const heading = t(lang, 'header.stage', { number: stage.number, title: stageText(lang, stage).title })
+  console.log(chalk.bold(`\n${heading}`) + chalk.dim(`  ${t(lang, 'header.where', { where, seed })}`))
 }
 
 /**
@@ -23,53 +28,56 @@ export function printHeader(stage: Stage, seed: number, where: string) {
  * seconds to start before the first check, so the terminal says so while it
  * starts, and then how long it took, on the same line.
  */
-export function printDatabaseStart(stage: Stage): (server: Pick<PgServer, 'kind' | 'startMs'> | undefined) => void {
-  process.stdout.write(chalk.dim(`  starting PostgreSQL for stage ${stage.number} …`))
+export function printDatabaseStart(stage: Stage, lang: Lang = 'en'): (server: Pick<PgServer, 'kind' | 'startMs'> | undefined) => void {
+  process.stdout.write(chalk.dim(`  ${t(lang, 'database.starting', { number: stage.number })}`))
   return (server) => {
-    if (!server) return console.log(chalk.dim(' did not start'))
-    console.log(chalk.dim(server.kind === 'external' ? " using LAB_DATABASE_URL's server" : ` started in ${(server.startMs / 1000).toFixed(1)} s`))
+    if (!server) return console.log(chalk.dim(` ${t(lang, 'database.notStarted')}`))
+    const how = server.kind === 'external' ? t(lang, 'database.external') : t(lang, 'database.started', { seconds: (server.startMs / 1000).toFixed(1) })
+    console.log(chalk.dim(` ${how}`))
   }
 }
 
 /** For one grade's onCheckStart: prints each stage's heading before its first check (a new grade prints them anew). */
-export function stageHeadings(graded: number): (stage: Stage) => void {
+export function stageHeadings(graded: number, lang: Lang = 'en'): (stage: Stage) => void {
   let last: number | undefined
   return (stage) => {
     if (stage.number === last) return
     last = stage.number
-    console.log(chalk.dim(`  ${stage.number === graded ? `stage ${stage.number}` : `stage ${stage.number} (regression)`}`))
+    console.log(chalk.dim(`  ${t(lang, stage.number === graded ? 'heading.stage' : 'heading.regression', { number: stage.number })}`))
   }
 }
 
-export function printCheck(r: CheckResult) {
-  if (isNotRun(r)) return console.log(chalk.dim(`  – ${r.title} [${r.id}] not run`))
-  if (r.status === 'skipped') return console.log(chalk.dim(`  – ${r.title} [${r.id}] ${r.message}`))
+export function printCheck(r: CheckResult, lang: Lang = 'en') {
+  // The result keeps the English (--json is the same in every language): only what is printed is translated.
+  const { title, hint } = checkText(lang, r)
+  if (isNotRun(r)) return console.log(chalk.dim(`  – ${title} [${r.id}] ${t(lang, 'check.notRun')}`))
+  if (r.status === 'skipped') return console.log(chalk.dim(`  – ${title} [${r.id}] ${r.message}`))
   // Left unjudged by another check's failure (its message names it): no ✗, no points, no hint of its own.
   if (r.status === 'not-judged') {
-    console.log(chalk.dim(`  – ${r.title} [${r.id}] ${chalk.dim(`0/${r.maxPoints}`)} ${r.message}`))
+    console.log(chalk.dim(`  – ${title} [${r.id}] ${chalk.dim(`0/${r.maxPoints}`)} ${r.message}`))
     for (const note of r.notes) console.log(chalk.dim(indent(note, '      ↳ ')))
     return
   }
   const mark = r.passed ? chalk.green('✓') : chalk.red('✗')
   const pts = chalk.dim(`${r.points}/${r.maxPoints}`)
   const time = chalk.dim(`${(r.durationMs / 1000).toFixed(1)} s`)
-  console.log(`  ${mark} ${r.title} ${chalk.dim(`[${r.id}]`)} ${pts} ${time}`)
+  console.log(`  ${mark} ${title} ${chalk.dim(`[${r.id}]`)} ${pts} ${time}`)
   for (const note of r.notes) console.log(chalk.cyan(indent(note, '      ↳ ')))
   if (r.passed) return
-  const label = r.status === 'timeout' ? 'timed out' : r.status === 'error' ? 'could not run' : 'failed'
-  console.log(chalk.red(indent(`${label}: ${r.message}`, '      ')))
+  const label = r.status === 'timeout' ? 'failure.timedOut' : r.status === 'error' ? 'failure.error' : 'failure.failed'
+  console.log(chalk.red(indent(t(lang, label, { message: r.message }), '      ')))
   const f = r.failure
-  if (f?.exchange) printExchange(f.exchange)
-  if (f?.expected !== undefined) console.log(indent(`expected: ${f.expected}`, '      '))
-  if (f?.got !== undefined) console.log(indent(`got:      ${f.got}`, '      '))
-  console.log(chalk.yellow(indent(`hint: ${r.hint}`, '      ')))
-  if (f?.serverLog) console.log(chalk.dim(indent(`server log (last lines):\n${f.serverLog}`, '      ')))
+  if (f?.exchange) printExchange(f.exchange, lang)
+  if (f?.expected !== undefined) console.log(indent(t(lang, 'failure.expected', { value: f.expected }), '      '))
+  if (f?.got !== undefined) console.log(indent(t(lang, 'failure.got', { value: f.got }), '      '))
+  console.log(chalk.yellow(indent(t(lang, 'failure.hint', { hint }), '      ')))
+  if (f?.serverLog) console.log(chalk.dim(indent(t(lang, 'failure.serverLog', { log: f.serverLog }), '      ')))
 }
 
-function printExchange(e: Exchange) {
-  console.log(chalk.dim('      sent:'))
+function printExchange(e: Exchange, lang: Lang) {
+  console.log(chalk.dim(`      ${t(lang, 'failure.sent')}`))
   console.log(indent(toCurl(e.request), '        '))
-  console.log(chalk.dim('      came back:'))
+  console.log(chalk.dim(`      ${t(lang, 'failure.cameBack')}`))
   console.log(indent(describeResponse(e), '        '))
 }
 
@@ -79,30 +87,32 @@ export function printVerboseExchange(e: Exchange) {
   console.log(chalk.dim(`      ← ${status} ${(e.response?.body ?? e.error ?? '').slice(0, 160)} (${e.ms} ms)`))
 }
 
-export function printSummary(g: GradeResult) {
+/** PASSED or FAILED, coloured. */
+export const verdictOf = (passed: boolean, lang: Lang = 'en'): string =>
+  passed ? chalk.green.bold(t(lang, 'summary.passed')) : chalk.red.bold(t(lang, 'summary.failed'))
+
+export function printSummary(g: GradeResult, lang: Lang = 'en') {
   const passed = g.checks.filter((c) => c.status === 'pass')
   const failed = g.checks.filter(isFailure)
   const unjudged = g.checks.filter((c) => c.status === 'not-judged')
   const ran = g.checks.filter((c) => c.status !== 'skipped')
-  const verdict = g.passed ? chalk.green.bold('PASSED') : chalk.red.bold('FAILED')
-  const counts = `${passed.length} of ${ran.length} checks${unjudged.length ? ` (${failed.length} failed, ${unjudged.length} not judged)` : ''}`
-  console.log(`\n${verdict}  score ${g.score}/${g.maxScore} · ${counts} · ${(g.durationMs / 1000).toFixed(1)} s`)
-  console.log(`seed ${g.seed} · rerun: ${chalk.bold(g.rerun)}`)
+  const tally = { passed: passed.length, ran: ran.length, failed: failed.length, unjudged: unjudged.length }
+  const counts = unjudged.length ? t(lang, 'summary.countsUnjudged', tally) : t(lang, 'summary.counts', tally)
+  const seconds = (g.durationMs / 1000).toFixed(1)
+  console.log(`\n${t(lang, 'summary.line', { verdict: verdictOf(g.passed, lang), score: g.score, maxScore: g.maxScore, counts, seconds })}`)
+  console.log(t(lang, 'summary.rerun', { seed: g.seed, rerun: chalk.bold(g.rerun) }))
   const skipped = g.checks.filter((c) => c.status === 'skipped')
   // Each skipped check's line above says why (a --server command, or a stage on PostgreSQL).
-  if (skipped.length) console.log(chalk.dim(`${skipped.length} check(s) skipped, no points either way: ${skipped.map((c) => c.id).join(', ')}`))
+  if (skipped.length) console.log(chalk.dim(t(lang, 'summary.skipped', { count: skipped.length, ids: skipped.map((c) => c.id).join(', ') })))
   // Each not-judged line names the failed check that left it unjudged: fixing that one judges it.
-  if (unjudged.length)
-    console.log(
-      chalk.dim(
-        `${unjudged.length} check(s) not judged, no points: ${unjudged.map((c) => `${c.id}${c.blockedBy ? ` (needs ${c.blockedBy})` : ''}`).join(', ')}`,
-      ),
-    )
+  if (unjudged.length) {
+    const ids = unjudged.map((c) => (c.blockedBy ? t(lang, 'summary.needs', { id: c.id, check: c.blockedBy }) : c.id)).join(', ')
+    console.log(chalk.dim(t(lang, 'summary.unjudged', { count: unjudged.length, ids })))
+  }
   const notRun = g.checks.filter(isNotRun).length
-  if (notRun) console.log(chalk.red(`the server did not start: ${notRun} other check(s) not run`))
+  if (notRun) console.log(chalk.red(t(lang, 'summary.notRun', { count: notRun })))
   // A slow start is the machine, not the learner's code: said, never failed.
-  if (g.serverStartMs > SLOW_START_MS)
-    console.log(chalk.dim(`the server took ${(g.serverStartMs / 1000).toFixed(1)} s to start (a busy machine; no check's time limit counts it)`))
+  if (g.serverStartMs > SLOW_START_MS) console.log(chalk.dim(t(lang, 'summary.slowStart', { seconds: (g.serverStartMs / 1000).toFixed(1) })))
 }
 
 const SLOW_START_MS = 5_000

@@ -90,6 +90,8 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         HOME: home,
         TMPDIR: tmp,
+        // Not the course's .lab/: a language a learner chose there must not translate the log stored with a result.
+        LAB_HOME: join(home, '.lab'),
         NODE_OPTIONS: `--max-old-space-size=${o.memoryMb}`,
         // The instructor's limits for learner code (harness/limits.ts), when set.
         ...(process.env.LAB_LIMITS === undefined ? {} : { LAB_LIMITS: process.env.LAB_LIMITS }),

@@ -14,7 +14,8 @@ export type CliRun = {
 export function startGradeCli(args: string[], tmp: string, command = ['npm', 'run', '--silent', 'grade', '--'], env: Record<string, string> = {}): CliRun {
   const child = spawn(command[0]!, [...command.slice(1), ...args], {
     cwd: repoRoot,
-    env: { ...process.env, TMPDIR: tmp, FORCE_COLOR: '0', ...env },
+    // LAB_HOME and LC_ALL: a language the developer chose or set (--lang, LANG=ko_KR.UTF-8) does not reach the output the tests read.
+    env: { ...process.env, TMPDIR: tmp, FORCE_COLOR: '0', LAB_HOME: tmp, LC_ALL: 'C', ...env },
     detached: true, // its own group: a test can send it a terminal's Ctrl-C
     stdio: ['ignore', 'pipe', 'pipe'],
   })

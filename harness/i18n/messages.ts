@@ -1,0 +1,86 @@
+// Every sentence the grader's terminal output is built of, in English (the
+// source), each under an id, with {placeholders} for what a run fills in;
+// the packs translate them. The dynamic evidence (requests, bodies, a check's
+// message, server logs) is not here: it is shown as it came.
+import type { Lang } from './language.ts'
+import { messageText } from './packs.ts'
+
+export const MESSAGES = {
+  // A grade's header and the stage headings above its checks (grader/output/report.ts).
+  'header.stage': 'Stage {number} · {title}',
+  'header.where': '({where}, seed {seed})',
+  'heading.stage': 'stage {number}',
+  'heading.regression': 'stage {number} (regression)',
+  'database.starting': 'starting PostgreSQL for stage {number} …',
+  'database.notStarted': 'did not start',
+  'database.external': "using LAB_DATABASE_URL's server",
+  'database.started': 'started in {seconds} s',
+  // A check's line and the headings of its failure.
+  'check.notRun': 'not run',
+  'failure.failed': 'failed: {message}',
+  'failure.timedOut': 'timed out: {message}',
+  'failure.error': 'could not run: {message}',
+  'failure.sent': 'sent:',
+  'failure.cameBack': 'came back:',
+  'failure.expected': 'expected: {value}',
+  'failure.got': 'got:      {value}',
+  'failure.hint': 'hint: {hint}',
+  'failure.serverLog': 'server log (last lines):\n{log}',
+  // The summary under a grade.
+  'summary.passed': 'PASSED',
+  'summary.failed': 'FAILED',
+  'summary.line': '{verdict}  score {score}/{maxScore} · {counts} · {seconds} s',
+  'summary.counts': '{passed} of {ran} checks',
+  'summary.countsUnjudged': '{passed} of {ran} checks ({failed} failed, {unjudged} not judged)',
+  'summary.rerun': 'seed {seed} · rerun: {rerun}',
+  'summary.skipped': '{count} check(s) skipped, no points either way: {ids}',
+  'summary.unjudged': '{count} check(s) not judged, no points: {ids}',
+  'summary.needs': '{id} (needs {check})',
+  'summary.notRun': 'the server did not start: {count} other check(s) not run',
+  'summary.slowStart': "the server took {seconds} s to start (a busy machine; no check's time limit counts it)",
+  // --repeat N (grader/cli/grade.ts).
+  'repeat.run': 'run {run}/{runs} seed {seed}: {score}/{maxScore} ({seconds} s)',
+  'repeat.summary': '{verdict}  {passed}/{runs} runs passed',
+  'repeat.rerun': 'rerun: {rerun}  (failed: {ids})',
+  'repeat.skipped': '{count} check(s) skipped in every run (no points either way; run once to see why): {ids}',
+  // The line after a verdict (grader/output/nextStep.ts).
+  'next.blocked': 'next: nothing failed here, but it needs {checks} to pass first: {command}',
+  'next.unjudged': 'next: nothing failed here, but some checks could not be judged',
+  'next.fix': 'next: fix the first ✗ above (its hint says where to look); more hints: {hintCommand}; rerun: {rerun}',
+  'next.fullGrade': 'next: the full grade, earlier stages included: {command}',
+  'next.capstone': 'next: the capstone, every stage against a whole day of traffic: npm run replay -- all',
+  'next.stage': 'next: stage {number} · {title}: read {readme}, then {command}',
+  // grade -- all: a stage not started, and the progress table (grader/output/progress.ts).
+  'all.notStarted': '· not started: its learner files are still the starters, so it is not graded ({command} grades it anyway)',
+  'progress.heading': 'Progress',
+  'progress.stage': 'stage {number}',
+  'progress.passed': 'passed',
+  'progress.failed': 'failed',
+  'progress.notStarted': 'not started',
+  'progress.regression': 'regression failing: {ids}',
+  'progress.next': 'next: stage {number} ({title}) — {command}',
+  'progress.capstone': 'next: the capstone — npm run replay -- all (every stage passes)',
+  // npm run watch.
+  'watch.stopped': 'stopped at the first failure: {count} check(s) not run (--all runs them all)',
+  'watch.watching': 'watching {folder}: save a file to grade again, Ctrl-C to stop',
+  // npm run hint.
+  'hint.title': 'Stage {number} · {title}: hint {count} of {total}',
+  'hint.next': 'next: npm run hint -- {number} shows hint {following}',
+  'hint.last': 'that was the last hint; solutions/{folder}/ holds the reference answer',
+  'hint.reset': 'stage {number}: hints hidden again',
+} as const
+
+export type MessageId = keyof typeof MESSAGES
+
+/** The names of the {placeholders} in a message, so that t() is called with exactly those. */
+type Placeholders<S extends string> = S extends `${string}{${infer Name}}${infer Rest}` ? Name | Placeholders<Rest> : never
+type Values<I extends MessageId> = [Placeholders<(typeof MESSAGES)[I]>] extends [never] ? [] : [Record<Placeholders<(typeof MESSAGES)[I]>, string | number>]
+
+/** The placeholder names a text uses: the same set in a translation as in its English. */
+export const placeholdersOf = (text: string): string[] => [...new Set([...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!))].sort()
+
+/** Message `id` in `lang`, its placeholders filled in one pass (a value holding braces stays as it is). */
+export function t<I extends MessageId>(lang: Lang, id: I, ...[values]: Values<I>): string {
+  const text = messageText(lang, id, MESSAGES[id])
+  return values ? text.replace(/\{(\w+)\}/g, (whole, name: string) => String((values as Record<string, string | number>)[name] ?? whole)) : text
+}

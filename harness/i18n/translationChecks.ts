@@ -1,0 +1,140 @@
+// What keeps a translation in step with its English source, each check as a
+// list of differences (empty when it holds) that name the file, the section
+// and what differs: test/i18n.docs.test.ts asserts them, `npm run
+// i18n:status` prints the staleness ones.
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { repoRoot } from '../paths.ts'
+import type { GlossaryTerm } from './glossary.ts'
+import { extract, type Section, slugs, splitSections } from './markdownSections.ts'
+import { stampOf } from './stamp.ts'
+import { asEnglishLink, exists, linkedFile, type Pair, sourceText, translatable } from './translations.ts'
+
+/** The English heading that names a section, with its parent's when the heading repeats ("The story" under each stage of LESSONS.md). */
+function title(sections: Section[], s: Section): string {
+  if (s.index === 0) return '(top of the file)'
+  if (sections.filter((x) => x.heading === s.heading).length === 1) return s.heading
+  const parent = sections.slice(0, s.index).findLast((x) => x.level > 0 && x.level < s.level)
+  return parent ? `${parent.heading} › ${s.heading}` : `${s.heading} (section ${s.index})`
+}
+const where = (pair: Pair, s: Section) => `${pair.translated} § ${title(pair.source, s)}`
+
+export type Stale = { index: number; heading: string; recorded?: string; current: string }
+
+/** The translated sections whose recorded stamp is not the current English section's (missing included). */
+export function staleSections(pair: Pair): Stale[] {
+  if (pair.source.length !== pair.translation.length) return []
+  return pair.source.filter(translatable).flatMap((s) => {
+    const current = stampOf(sourceText(s))
+    const recorded = pair.translation[s.index]!.stamp
+    return recorded === current ? [] : [{ index: s.index, heading: title(pair.source, s), recorded, current }]
+  })
+}
+
+/** A message per stale section, with the command that records it once updated; sections that cannot be matched are named instead. */
+export function freshnessDifferences(pair: Pair): string[] {
+  if (pair.source.length !== pair.translation.length) return [headingCount(pair)]
+  return staleSections(pair).map(({ index, heading, recorded, current }) => {
+    const then = `then npm run i18n:stamp -- ${pair.translated} --section ${index}`
+    return recorded === undefined
+      ? `${pair.translated} § ${heading}: no source stamp under the heading; translate the section, ${then}`
+      : `${pair.translated} § ${heading}: the English changed since this translation (stamp ${recorded}, now ${current}); update the section, ${then}`
+  })
+}
+
+const headingCount = (pair: Pair) =>
+  `${pair.translated}: ${pair.translation.length - 1} headings, the English has ${pair.source.length - 1}; a translation keeps every heading, so its sections cannot be matched`
+
+const sorted = (xs: string[]) => [...xs].sort()
+/** The items of xs that ys lacks, counting repeats (a multiset difference). */
+function missingFrom(xs: string[], ys: string[]): string[] {
+  const left = [...ys]
+  return xs.filter((x) => {
+    const i = left.indexOf(x)
+    if (i >= 0) left.splice(i, 1)
+    return i < 0
+  })
+}
+
+/** Same sections and heading levels; per section the same code blocks in order, the same inline code, the same links and every number of the English. */
+export function structureDifferences(pair: Pair): string[] {
+  const { source, translation } = pair
+  if (source.length !== translation.length) return [headingCount(pair)]
+  return source.flatMap((s) => {
+    const t = translation[s.index]!
+    const at = where(pair, s)
+    if (s.level !== t.level) return [`${at}: heading level ${t.level}, the English has ${s.level} ("${t.heading}")`]
+    const en = extract(s.index === 0 ? sourceText(s).split('\n') : s.lines)
+    const tr = extract(t.text)
+    const out: string[] = []
+    if (en.codeBlocks.length !== tr.codeBlocks.length) out.push(`${at}: ${tr.codeBlocks.length} code blocks, the English has ${en.codeBlocks.length}`)
+    en.codeBlocks.forEach((block, i) => {
+      if (tr.codeBlocks[i] !== undefined && tr.codeBlocks[i] !== block)
+        out.push(`${at}: code block ${i + 1} differs from the English:\n${tr.codeBlocks[i]}\n--- English:\n${block}`)
+    })
+    const spans = [missingFrom(en.codeSpans, tr.codeSpans), missingFrom(tr.codeSpans, en.codeSpans)]
+    if (spans[0]!.length + spans[1]!.length > 0)
+      out.push(`${at}: inline code differs from the English: missing ${show(spans[0]!)}; not in the English ${show(spans[1]!)}`)
+    const links = tr.links.map((l) => asEnglishLink(l, pair.language, pair.translated))
+    const linkDiff = [missingFrom(en.links, links), missingFrom(links, en.links)]
+    if (linkDiff[0]!.length + linkDiff[1]!.length > 0)
+      out.push(`${at}: links differ from the English: missing ${show(linkDiff[0]!)}; not in the English ${show(linkDiff[1]!)}`)
+    const numbers = new Set(tr.numbers)
+    const lost = [...new Set(en.numbers)].filter((n) => !numbers.has(n))
+    if (lost.length > 0) out.push(`${at}: numbers of the English missing: ${lost.join(', ')}`)
+    return out
+  })
+}
+
+const show = (xs: string[]) =>
+  xs.length === 0
+    ? 'nothing'
+    : sorted(xs)
+        .map((x) => `\`${x}\``)
+        .join(', ')
+
+const anchorCache = new Map<string, Set<string>>()
+
+/** The anchors of a Markdown file: its headings' slugs and its explicit `<a id>`/`<a name>` anchors (a translation's English ones). */
+function anchorsOf(path: string): Set<string> {
+  let anchors = anchorCache.get(path)
+  if (!anchors) {
+    const text = readFileSync(resolve(repoRoot, path), 'utf8')
+    anchors = new Set([...slugs(splitSections(text)), ...[...text.matchAll(/<a (?:id|name)="([^"]+)"/g)].map((m) => m[1]!)])
+    anchorCache.set(path, anchors)
+  }
+  return anchors
+}
+
+/** Every fragment link of the translated file reaches a file that exists and an anchor in it. */
+export function brokenFragments(pair: Pair): string[] {
+  return pair.translation.flatMap((t) =>
+    extract(t.text).links.flatMap((link) => {
+      const file = linkedFile(pair.translated, link)
+      if (!file || !link.includes('#')) return []
+      if (!exists(file)) return [`${where(pair, pair.source[t.index] ?? t)}: ${link} links a file that does not exist`]
+      if (!file.endsWith('.md')) return []
+      const fragment = link.slice(link.indexOf('#') + 1)
+      return anchorsOf(file).has(fragment) ? [] : [`${where(pair, pair.source[t.index] ?? t)}: ${link} has no anchor #${fragment} in ${file}`]
+    }),
+  )
+}
+
+/** Each glossary term the English section uses appears in the translated section in its chosen translation (or a listed variant). */
+export function glossaryMisses(pair: Pair, terms: GlossaryTerm[]): string[] {
+  if (pair.source.length !== pair.translation.length) return []
+  return pair.source.filter(translatable).flatMap((s) => {
+    const english = extract(sourceText(s).split('\n')).prose
+    const translated = extract(pair.translation[s.index]!.text).prose.replace(/\s+/g, ' ')
+    return terms
+      .filter((term) => term.english.some((e) => wordPattern(e).test(english)))
+      .filter((term) => !term[pair.language].some((variant) => translated.includes(variant)))
+      .map((term) => `${where(pair, s)}: the English says "${term.english.join(' / ')}", the translation uses none of ${term[pair.language].join(' / ')}`)
+  })
+}
+
+/** The term as a whole word or words, any case, across a line break, with a simple plural; not inside a hyphenated name (the Idempotency-Key header is a name, not the term). */
+function wordPattern(term: string): RegExp {
+  const words = term.split(/\s+/).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+  return new RegExp(`(?<![\\p{L}\\p{N}_-])${words.join('\\s+')}(?:s|es)?(?![\\p{L}\\p{N}_-])`, 'iu')
+}
