@@ -16,13 +16,19 @@ import { failures } from './helpers/stageSuite.ts'
 
 const SEED = 6_006
 const stageChecks = checksFor(6).map((c) => c.id)
+/**
+ * Seeds on which the solution once failed a check through the check's own
+ * fault, each graded on that check alone. 507735: small-pool drew four
+ * transfers from an account that opened with less than their sum (a 402).
+ */
+const REGRESSION_SEEDS: Array<{ check: string; seed: number }> = [{ check: 'small-pool-answers-duplicates', seed: 507_735 }]
 
 const queue = pLimit(2)
 const jobs = new Map<string, Promise<GradeResult>>()
 const checkouts: string[] = []
 let before: number[] = []
-const enqueue = (name: string, options: Omit<GradeOptions, 'stage' | 'seed'>) => {
-  const job = queue(() => grade({ stage: 6, seed: SEED, ...options }))
+const enqueue = (name: string, options: Omit<GradeOptions, 'stage' | 'seed'>, seed = SEED) => {
+  const job = queue(() => grade({ stage: 6, seed, ...options }))
   job.catch(() => undefined) // awaited by its test
   jobs.set(name, job)
 }
@@ -31,6 +37,7 @@ beforeAll(() => {
   before = ourOrOrphanedPostmasters()
   enqueue('solution', { source: { kind: 'solution' }, only: stageChecks })
   enqueue('starter', { source: { kind: 'starter' }, only: stageChecks })
+  for (const { check, seed } of REGRESSION_SEEDS) enqueue(`${check}@${seed}`, { source: { kind: 'solution' }, only: [check] }, seed)
   for (const mutant of stage6Mutants) {
     const path = materialize(mutant)
     checkouts.push(path)
@@ -49,6 +56,16 @@ describe('stage 6 (production)', () => {
     expect(failures(r)).toEqual([])
     expect(r.checks.map((c) => c.id)).toEqual(stageChecks)
   }, 300_000)
+
+  it.for(REGRESSION_SEEDS)(
+    'the solution passes $check on seed $seed, where it once failed by the check’s fault',
+    { timeout: 300_000 },
+    async ({ check, seed }) => {
+      const r = await jobs.get(`${check}@${seed}`)!
+      expect(failures(r), r.rerun).toEqual([])
+      expect(r.checks.map((c) => c.id)).toEqual([check])
+    },
+  )
 
   it("the starter (instance clock, unbatched purge) fails stage 6's clock checks: leases, and the purge's", async () => {
     const r = await jobs.get('starter')!

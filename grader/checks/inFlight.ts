@@ -50,7 +50,11 @@ export async function answeredOrInCore(
   }
 }
 
-/** One transfer's worth of random inputs: who pays, what, under which key. */
+/**
+ * One transfer's worth of random inputs: who pays, what, under which key. All
+ * from the payer's first account, at most ₩90,000 each: ten of them fit the
+ * smallest opening balance (SMALLEST_OPENING, setup.ts).
+ */
 export function plan(ctx: CheckContext, a: Party, b: Party): { body: TransferBody; key: string } {
   return { body: { from: a.accounts[0]!, to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 90_000) }, key: ctx.rng.uuid() }
 }

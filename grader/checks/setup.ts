@@ -8,13 +8,22 @@ export type Party = { customer: Customer; accounts: string[] }
 /** `N` parties as a tuple, so that `const [a, b] = await openParties(ctx, 2)` needs no `!`. */
 export type Parties<N extends number, T extends Party[] = []> = T['length'] extends N ? T : Parties<N, [...T, Party]>
 
+/**
+ * The least any account of openParties opens with. A check that sends n
+ * transfers from one account keeps each at most SMALLEST_OPENING / n, so that a
+ * correct bank never refuses one of them for funds, whatever the seed; the
+ * floor is high enough that ten of plan()'s transfers always fit.
+ */
+export const SMALLEST_OPENING = 1_000_000
+const LARGEST_OPENING = 2_000_000
+
 /** Customers with accounts and random opening balances, drawn from the check's RNG. */
 export async function openParties<N extends number>(ctx: CheckContext, count: N, accountsEach = 2, bank: BankClient = ctx.bank): Promise<Parties<N>> {
   const parties: Party[] = []
   for (let i = 0; i < count; i++) {
     const customer = await bank.newCustomer(`customer-${ctx.rng.int(1000, 9999)}`)
     const accounts: string[] = []
-    for (let j = 0; j < accountsEach; j++) accounts.push(await bank.openAccount(customer, ctx.rng.amount(100_000, 2_000_000)))
+    for (let j = 0; j < accountsEach; j++) accounts.push(await bank.openAccount(customer, ctx.rng.amount(SMALLEST_OPENING, LARGEST_OPENING)))
     parties.push({ customer, accounts })
   }
   return parties as Parties<N>

@@ -236,7 +236,7 @@ const distinctKeys: Check = {
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
     const m = ctx.rng.int(3, 6)
-    // Small enough that m of them fit in the smallest opening balance.
+    // Small enough that m of them fit in the smallest opening balance (SMALLEST_OPENING, setup.ts).
     const body = transferPlan(ctx, a, b, 15_000)
     const before = await ctx.bank.ledger()
     const replies = await ctx.bank.burst(Array.from({ length: m }, () => ctx.bank.postSpec(a.customer, '/transfers', body, { key: ctx.rng.uuid() })))

@@ -195,7 +195,7 @@ const noCrossClientSignal: Check = {
   async run(ctx) {
     const { bank } = ctx
     const [a, b] = await openParties(ctx, 2)
-    // Small amounts: A's four transfers from one account always fit its opening balance (at least ₩100,000).
+    // Small amounts: A's four transfers from one account always fit its opening balance (at least SMALLEST_OPENING, setup.ts).
     const ofA = (): TransferBody => ({ from: a.accounts[0]!, to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(1_000, 20_000) })
     const ofB = (): TransferBody => ({ from: b.accounts[0]!, to: ctx.rng.pick(a.accounts), amount: ctx.rng.amount(1_000, 20_000) })
     const before = await bank.ledger()

@@ -116,7 +116,7 @@ const newExecutionAfterExpiry: Check = {
     const send = (body: TransferBody, key: string) => momentOf(ctx.clock, () => bank.transfer(a.customer, body, { key }))
     // Key 1 is retried every tenth of its TTL, like an impatient client; key 2 is used once and left alone.
     const keys = [ctx.rng.uuid(), ctx.rng.uuid()]
-    // Each body executes twice: at most ₩50,000, so twice fits any opening balance (at least ₩100,000).
+    // Each body executes twice: at most ₩50,000, so twice fits any opening balance (at least SMALLEST_OPENING, setup.ts).
     const bodies = [0, 1].map((i) => ({ from: a.accounts[i]!, to: b.accounts[i]!, amount: ctx.rng.amount(1_000, 50_000) }))
     const firsts = [await send(bodies[0]!, keys[0]!), await send(bodies[1]!, keys[1]!)]
     firsts.forEach((f, i) => expectStatus(f.value, 201, `transfer ${i + 1} executes`))

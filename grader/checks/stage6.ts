@@ -206,6 +206,7 @@ const smallPool: Check = {
     const [bank] = await moreInstances(ctx, 1, { LAB_DB_POOL_MAX: String(POOL_MAX) })
     const parties = await openParties(ctx, 2)
     const before = await bank!.ledger()
+    // All from one account: HELD of plan()'s amounts fit its opening balance, so a correct bank executes each.
     const intents = Array.from({ length: HELD }, () => plan(ctx, parties[0]!, parties[1]!))
     await bank!.core({ hold: true })
     try {

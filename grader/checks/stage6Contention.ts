@@ -26,7 +26,7 @@ const contendedAccounts: Check = {
     const banks = [ctx.bank, ...(await moreInstances(ctx, 2))]
     const [a, b] = await openParties(ctx, 2)
     const [from, to] = [a.accounts[0]!, b.accounts[0]!]
-    // Small enough that all of them fit the smallest opening balance (100 000 won).
+    // At most 3 × 3 of at most ₩12,000 from one account: they fit SMALLEST_OPENING (setup.ts).
     const transfers = banks.flatMap((bank) =>
       Array.from({ length: ctx.rng.int(2, 3) }, () => ({ bank, body: { from, to, amount: ctx.rng.amount(1_000, 12_000) }, key: ctx.rng.uuid() })),
     )
