@@ -17,6 +17,7 @@ import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { installPgClock, setPgClock } from './pgClock.ts'
+import { CLUSTER_PREFIX, markMaker, removeOrphanedClusters } from './pgLeftovers.ts'
 import { childEnv, onCleanup, track } from './processes.ts'
 
 export type PgDatabase = {
@@ -127,8 +128,10 @@ function run(command: string[], opts: { env: Record<string, string> }): ChildPro
 async function embeddedServer(): Promise<PgServer> {
   const started = performance.now()
   const { initdb, postgres } = await binaries()
-  const dir = mkdtempSync(join(baseDir(), 'idem-pg-'))
+  removeOrphanedClusters(baseDir())
+  const dir = mkdtempSync(join(baseDir(), CLUSTER_PREFIX))
   const forget = onCleanup(() => rmSync(dir, { recursive: true, force: true }))
+  markMaker(dir)
   const data = join(dir, 'data')
   const socketDir = join(dir, 'socket')
   mkdirSync(socketDir)
