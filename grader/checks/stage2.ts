@@ -38,19 +38,20 @@ function richBody(ctx: CheckContext, a: Party, b: Party): TransferBody {
 }
 
 /**
- * A metadata member whose value keeps its loose value (JavaScript's ==, or a
- * coercion to number) but changes JSON type: false → 0, true → 1, a number →
- * the same digits as a string, null → false. `before` goes in the first body,
- * `after` in the changed one.
+ * Metadata members whose values keep their loose value (JavaScript's ==, or a
+ * coercion to number) but change JSON type: false → 0, true → 1, a number →
+ * the same digits as a string (the integer priority and the fractional rate:
+ * a coercion may take one and not the other), null → false. Every `before`
+ * goes in the first body, each `after` in a changed body of its own.
  */
-function retyping(ctx: CheckContext, metadata: Record<string, unknown>): { field: string; before: unknown; after: unknown } {
-  const number = ctx.rng.pick(['priority', 'rate'])
-  return ctx.rng.pick([
+function retypings(metadata: Record<string, unknown>): Array<{ field: string; before: unknown; after: unknown }> {
+  return [
     { field: 'approved', before: false, after: 0 },
-    { field: 'approved', before: true, after: 1 },
-    { field: number, before: metadata[number], after: String(metadata[number]) },
-    { field: 'approved', before: null, after: false },
-  ])
+    { field: 'urgent', before: true, after: 1 },
+    { field: 'priority', before: metadata.priority, after: String(metadata.priority) },
+    { field: 'rate', before: metadata.rate, after: String(metadata.rate) },
+    { field: 'reviewed', before: null, after: false },
+  ]
 }
 
 function balances(ledger: Ledger, ids: string[]): Record<string, number> {
@@ -139,12 +140,12 @@ const amendedBody: Check = {
     const [a, b] = await openParties(ctx, 2)
     const key = ctx.rng.uuid()
     const rich = richBody(ctx, a, b)
-    // One metadata value that a loose comparison (==, a coercion to number) takes for another of another JSON type.
-    const retyped = retyping(ctx, rich.metadata!)
-    const body: TransferBody = { ...rich, metadata: { ...rich.metadata, [retyped.field]: retyped.before } }
+    // Metadata values that a loose comparison (==, a coercion to number) takes for others of another
+    // JSON type: each is changed alone, so every seed tries every one.
+    const retyped = retypings(rich.metadata!).map((r) => ({ ...r, what: `metadata.${r.field}: ${JSON.stringify(r.before)} → ${JSON.stringify(r.after)}` }))
+    const body: TransferBody = { ...rich, metadata: { ...rich.metadata, ...Object.fromEntries(retyped.map((r) => [r.field, r.before])) } }
     expectStatus(await ctx.bank.transfer(a.customer, body, { key }), 201, 'the first transfer with a new key executes')
     const invoice = body.metadata!.invoice as { lines: Array<{ qty: number }> }
-    const retype = `metadata.${retyped.field}: ${JSON.stringify(retyped.before)} → ${JSON.stringify(retyped.after)}`
     const changes: Array<[string, TransferBody, string?]> = [
       ['another recipient', { ...body, to: b.accounts.find((x) => x !== body.to)! }],
       ['another memo', { ...body, memo: `${body.memo} (2)` }],
@@ -155,15 +156,17 @@ const amendedBody: Check = {
           metadata: { ...body.metadata, invoice: { ...invoice, lines: [{ ...invoice.lines[0]!, qty: invoice.lines[0]!.qty + 1 }, invoice.lines[1]] } },
         },
       ],
-      [
-        retype,
-        { ...body, metadata: { ...body.metadata, [retyped.field]: retyped.after } },
-        `${retype} is another body, but it was replayed as the same body: values of different JSON types differ, however loosely equal ` +
+      ...retyped.map(({ field, after, what }): [string, TransferBody, string] => [
+        what,
+        { ...body, metadata: { ...body.metadata, [field]: after } },
+        `${what} is another body, but it was replayed as the same body: values of different JSON types differ, however loosely equal ` +
           '(false is not 0, true is not 1, 5 is not "5", null is not false). Canonicalize each value by its JSON type; never coerce one into another.',
-      ],
+      ]),
     ]
     for (const [what, changed, replayed] of ctx.rng.shuffle(changes)) await expectRefused(ctx.bank, a!.customer, changed, key, what, ctx.note, replayed)
-    ctx.note(`another recipient, another memo, another quantity in metadata, and ${retype} under the same key → refused each, nothing moved`)
+    ctx.note(
+      `another recipient, another memo, another quantity in metadata, and ${retyped.map((r) => r.what).join(', ')} under the same key → refused each, nothing moved`,
+    )
   },
 }
 

@@ -5,7 +5,7 @@ import type { BankClient } from '#harness/bankClient.ts'
 import { fail, type Check } from '../engine/check.ts'
 import { courseRule } from '../engine/courseRule.ts'
 import type { Reply } from '#harness/http.ts'
-import { openParties } from './setup.ts'
+import { DEFAULT_KEY_TTL_MS, DEFAULT_LEASE_MS, openParties } from './setup.ts'
 
 /** Idempotency-Key-Policy: ttl=<s>, lease=<s>, scope="client route" (a Structured Field Dictionary). */
 function expectPolicy(reply: Reply, expected: { ttl: number; lease: number }, what: string): void {
@@ -37,13 +37,15 @@ export const policyPublished: Check = {
   hint: 'Return policyHeaders from createLayer, computed from config.keyTtlMs and config.leaseMs: not a constant.',
   timeoutMs: 20_000,
   async run(ctx) {
-    // Another configuration, drawn at random and never the default TTL (the
-    // header must follow it): its server starts while the shared one, with the
-    // defaults (LAB_KEY_TTL_MS 24 h, LAB_LEASE_MS 30 s), is checked.
-    const configured = { ttl: ctx.rng.int(60, 24 * 60 * 60 - 1), lease: ctx.rng.int(2, 120) }
+    // Another configuration, drawn at random and never the default TTL or lease
+    // (the header must follow it, not a constant that happens to match): its
+    // server starts while the shared one, with the defaults, is checked.
+    const defaults = { ttl: DEFAULT_KEY_TTL_MS / 1000, lease: DEFAULT_LEASE_MS / 1000 }
+    const ttl = ctx.rng.int(60, defaults.ttl - 1) // under the default
+    const lease = ctx.rng.int(2, 119) // 2–120 s, the default skipped
+    const configured = { ttl, lease: lease < defaults.lease ? lease : lease + 1 }
     const starting = ctx.startServer({ env: { LAB_KEY_TTL_MS: String(configured.ttl * 1000), LAB_LEASE_MS: String(configured.lease * 1000) } })
     starting.catch(() => undefined) // awaited below, unless the default server fails first
-    const defaults = { ttl: 24 * 60 * 60, lease: 30 }
     const [a] = await openParties(ctx, 1)
     const body = { from: a.accounts[0]!, to: a.accounts[1]!, amount: ctx.rng.amount(1_000, 90_000) }
     const key = ctx.rng.uuid()
