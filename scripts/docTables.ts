@@ -11,12 +11,12 @@
 //   grader prints) columns are generated; any other column ("what it sends",
 //   "what it expects") is prose written in the README and kept row by row, by id.
 // - docs/instructors.md, between <!-- scores:begin --> and <!-- scores:end -->:
-//   every "stage K  N/M" gets M = the most a stage-K grade can earn (its checks
-//   and the earlier stages' regression); a full score N = M stays full.
+//   every "stage K  N/M" gets M = the most a stage-K grade can earn
+//   (maxScoreOfGrade, as the grader counts it); a full score N = M stays full.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { checksFor } from '#grader/checks/index.ts'
+import { checksFor, checksOfGrade, maxScoreOfGrade } from '#grader/checks/index.ts'
 import { skippedOnDatabase } from '#grader/engine/check.ts'
 import { course, stageByNumber, type Stage } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
@@ -24,16 +24,6 @@ import { repoRoot } from '#harness/paths.ts'
 export type GeneratedDoc = { path: string; render(text: string): string }
 
 const GENERATED_HEADERS = ['check', 'points', 'what it checks']
-
-/** The points of a stage-K grade: stage K's checks and every earlier stage's, as regression (less those it skips). */
-export function cumulativePoints(stage: number): number {
-  const graded = stageByNumber(stage)
-  return course.stages
-    .filter((s) => s.number <= stage)
-    .flatMap((s) => checksFor(s.number))
-    .filter((check) => !skippedOnDatabase(check, graded))
-    .reduce((sum, check) => sum + check.points, 0)
-}
 
 /** Replaces what lies between `<!-- name:begin -->` and `<!-- name:end -->`. */
 function replaceBlock(text: string, name: string, path: string, render: (inner: string) => string): string {
@@ -74,10 +64,14 @@ function checksTable(stage: Stage, inner: string, path: string): string {
     const title = c.title.replace(/\|/g, '\\|')
     return row([`\`${c.id}\``, String(c.points), title, ...proseColumns.map((h) => prose.get(c.id)?.get(h) ?? '')])
   })
-  const earlier = cumulativePoints(stage.number) - stage.points
-  const whiteBox = stage.database === 'postgres' ? ' (less the checks that need the SQLite file itself)' : ''
-  const regression = `; with the earlier stages' checks as regression${whiteBox} a stage ${stage.number} grade is out of`
-  const total = `${checks.length} checks, ${stage.points} points${earlier > 0 ? `${regression} ${cumulativePoints(stage.number)}.` : '.'}`
+  const most = maxScoreOfGrade(stage)
+  const regression = checksOfGrade(stage).filter((c) => c.stage.number < stage.number)
+  const leftOut = [
+    ...(course.stages.some((s) => s.number < stage.number && checksFor(s.number).some((c) => c.regression === false)) ? ['their histories checks'] : []),
+    ...(regression.some(({ check }) => skippedOnDatabase(check, stage)) ? ['those that need the SQLite file itself'] : []),
+  ]
+  const but = leftOut.length ? ` (all but ${leftOut.join(', and ')})` : ''
+  const total = `${checks.length} checks, ${stage.points} points${regression.length ? `; with the earlier stages' checks as regression${but} a stage ${stage.number} grade is out of ${most}.` : '.'}`
   return [
     '',
     row([...GENERATED_HEADERS, ...proseColumns]),
@@ -91,7 +85,7 @@ function checksTable(stage: Stage, inner: string, path: string): string {
 
 function scoreLines(inner: string): string {
   return inner.replace(/(stage (\d+)\s+)(\d+)\/(\d+)/g, (_all, lead: string, stage: string, got: string, max: string) => {
-    const most = cumulativePoints(Number(stage))
+    const most = maxScoreOfGrade(stageByNumber(Number(stage)))
     return `${lead}${got === max ? most : got}/${most}`
   })
 }

@@ -65,6 +65,16 @@ it('npm run serve with an unknown stage: names it, prints the usage, exits 2, no
   expect(r.stdout + r.stderr).not.toMatch(/^ {4}at /m)
 })
 
+it.concurrent.for([
+  [['0,3'], '0,3: a list of stages is for --roster; grade one stage, or all'],
+  [['0,x', '--roster', 'no-such-folder'], 'unknown stage "x"'],
+])('npm run grade -- %j: %s, with the usage and exit 2', { timeout: SPAWN_LIMIT_MS + 20_000 }, async ([args, says], { expect }) => {
+  const r = await run(['grader/cli/grade.ts', ...(args as string[])])
+  expect(r.code, r.stdout + r.stderr).toBe(2)
+  expect(r.stderr).toContain(says)
+  expect(r.stderr).toContain('usage: npm run grade --')
+})
+
 describe('the line that names the problem', () => {
   const problem = (args: string[], config: ParseArgsConfig = {}) => {
     try {

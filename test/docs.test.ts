@@ -9,7 +9,8 @@ import { course } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { FAULTS, type IncidentKind, KIND_TABLE } from '../logs/faults.ts'
 import { DAY_FILE } from '../logs/generator.ts'
-import { cumulativePoints, generatedDocs } from '../scripts/docTables.ts'
+import { generatedDocs } from '../scripts/docTables.ts'
+import { maxScoreOfGrade } from '#grader/checks/index.ts'
 
 const read = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8')
 
@@ -40,7 +41,7 @@ describe('generated doc blocks', () => {
     expect(readme.render(stale)).toBe(text)
     const last = course.stages.length - 1
     const scores = read(instructors.path)
-    const total = `stage ${last}    0/${cumulativePoints(last)}`
+    const total = `stage ${last}    0/${maxScoreOfGrade(course.stages[last]!)}`
     expect(scores).toContain(total)
     expect(instructors.render(scores.replace(total, `stage ${last}    0/1`))).toBe(scores)
   })

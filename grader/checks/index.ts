@@ -1,6 +1,7 @@
 // Every stage's checks, in the order the grader runs them. course.json lists
 // the same ids; a test keeps the two in step.
-import type { Check } from '../engine/check.ts'
+import { skippedOnDatabase, type Check } from '../engine/check.ts'
+import { course, type Stage } from '#harness/course.ts'
 import { stage0 } from './stage0.ts'
 import { stage1 } from './stage1.ts'
 import { credentialChecks } from './credentialsAtRest.ts'
@@ -20,4 +21,27 @@ const byStage: Check[][] = [stage0, [...stage1, ...credentialChecks], stage2, st
 
 export function checksFor(stage: number): Check[] {
   return byStage[stage] ?? []
+}
+
+/** A check as a grade runs it: with the stage it belongs to. */
+export type GradedCheck = { check: Check; stage: Stage }
+
+/**
+ * The checks a grade of `graded` runs, in order: its own, then every earlier
+ * stage's as regression (unless `noRegression`), less those that judge only
+ * their own stage (regression: false, the earlier histories checks).
+ */
+export function checksOfGrade(graded: Stage, noRegression = false): GradedCheck[] {
+  return course.stages
+    .filter((s) => s.number <= graded.number && (!noRegression || s.number === graded.number))
+    .reverse()
+    .flatMap((stage) => checksFor(stage.number).map((check) => ({ check, stage })))
+    .filter(({ check, stage }) => check.regression !== false || stage.number === graded.number)
+}
+
+/** The most a full grade of `graded` can score: the points of its checks, less those skipped on its database. */
+export function maxScoreOfGrade(graded: Stage): number {
+  return checksOfGrade(graded)
+    .filter(({ check }) => !skippedOnDatabase(check, graded))
+    .reduce((sum, { check }) => sum + check.points, 0)
 }

@@ -47,8 +47,9 @@ ${LOOP_USAGE}
                    more find rarer combinations, and take longer
 
   --roster DIR     grade every checkout under DIR (folder name = learner id),
-                   every stage (or only <stage>), in parallel, each stage of each
-                   checkout in its own process; results go to the store
+                   every stage (or only <stage>, or a list such as 3,4), in
+                   parallel, each stage of each checkout in its own process;
+                   results go to the store
     --store FILE   the results store (default results/grades.sqlite)
     --time-limit S seconds per stage of a checkout before it is stopped (default ${DEFAULT_TIME_LIMIT_S})
     --jobs N       checkouts graded at a time (default: the number of cores)
@@ -89,7 +90,10 @@ async function main(): Promise<number> {
     console.log(USAGE)
     return values.help ? 0 : 2
   }
-  const stage = wanted === 'all' ? undefined : findStage(wanted)
+  // A roster may take a list of stages (3,4): a class between two stages, or a short run of the whole course.
+  if (wanted.includes(',') && !values.roster) throw new UsageError(`${wanted}: a list of stages is for --roster; grade one stage, or all`)
+  const listed = wanted.includes(',') ? wanted.split(',').map(findStage) : undefined
+  const stage = wanted === 'all' || listed ? undefined : findStage(wanted)
   const lang = languageOrExit(USAGE, values.lang)
   if (values.solution && (values.dir || values.server)) throw new UsageError('--solution and --dir (or --server) exclude each other')
   // With --server, --dir is only the folder it runs in (a roster's checkout with a lab-server.sh).
@@ -116,7 +120,7 @@ async function main(): Promise<number> {
     if (jobs !== undefined && !(Number.isInteger(jobs) && jobs >= 1)) throw new UsageError('--jobs takes a whole number ≥ 1')
     const sandbox = sandboxPolicy({ roster: true, noSandbox: values['no-sandbox'] })
     return gradeRoster({
-      stages: stage ? [stage] : course.stages,
+      stages: listed ? course.stages.filter((s) => listed.includes(s)) : stage ? [stage] : course.stages,
       roster: resolve(values.roster),
       seed: firstSeed,
       json: values.json,

@@ -6,10 +6,10 @@ import { isFailure, type CheckResult } from './checkResult.ts'
 import { makeCheckContext } from './checkContext.ts'
 import { checkTimeLimit, TimeoutError } from './checkTimer.ts'
 import { classifyFailure, type ClassifiedFailure } from './classifyFailure.ts'
-import { checksFor } from '../checks/index.ts'
+import { checksOfGrade, type GradedCheck } from '../checks/index.ts'
 import { endRun, findingsBeforeStart, prepareRun, startShared, type Findings, type GradeOptions, type Run } from './gradingRun.ts'
 import { failedToStart, notRun } from './startFailure.ts'
-import { course, type Stage } from '#harness/course.ts'
+import type { Stage } from '#harness/course.ts'
 import { CheckFailure } from '#harness/failure.ts'
 import { InterruptedError, interrupted } from '#harness/processes.ts'
 import type { ServerProcess } from '#harness/spawnServer.ts'
@@ -78,13 +78,8 @@ export async function grade(options: GradeOptions): Promise<GradeResult> {
 }
 
 /** The graded stage's checks first, then every earlier stage's (unless --no-regression), filtered by --only. */
-function checkOrder({ graded, options }: Run): Array<{ check: Check; stage: Stage }> {
-  return course.stages
-    .filter((s) => s.number <= graded.number && (!options.noRegression || s.number === graded.number))
-    .reverse()
-    .flatMap((stage) => checksFor(stage.number).map((check) => ({ check, stage })))
-    .filter(({ check, stage }) => check.regression !== false || stage.number === graded.number)
-    .filter(({ check }) => !options.only || options.only.includes(check.id))
+function checkOrder({ graded, options }: Run): GradedCheck[] {
+  return checksOfGrade(graded, options.noRegression).filter(({ check }) => !options.only || options.only.includes(check.id))
 }
 
 /**

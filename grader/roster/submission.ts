@@ -12,8 +12,9 @@ import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { checksFor } from '../checks/index.ts'
-import { course, type Stage } from '#harness/course.ts'
+import { checksOfGrade } from '../checks/index.ts'
+import { skippedOnDatabase } from '../engine/check.ts'
+import type { Stage } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { stopGroup, track } from '#harness/processes.ts'
 import { rerunCommand } from '../engine/rerun.ts'
@@ -155,11 +156,24 @@ function readResult(text: string, learner: string): { result: GradeSummary; raw:
   }
 }
 
-/** Every check the stage grades, at 0 points, for a run that produced no result of its own. */
+/**
+ * Every check the stage's grade runs, at 0 points, for a run that produced no
+ * result of its own: out of the same most as a finished grade of the stage.
+ */
 function zeroResult(o: SubmissionOptions, status: 'timeout' | 'error', message: string, durationMs: number): GradeSummary {
-  const stages = course.stages.filter((s) => s.number <= o.stage.number).reverse()
-  const checks = stages.flatMap((s) =>
-    checksFor(s.number).map((c) => ({ id: c.id, stage: s.number, title: c.title, passed: false, status, points: 0, maxPoints: c.points, message })),
+  const checks = checksOfGrade(o.stage).map(({ check: c, stage: s }) =>
+    skippedOnDatabase(c, o.stage)
+      ? {
+          id: c.id,
+          stage: s.number,
+          title: c.title,
+          passed: true,
+          status: 'skipped' as const,
+          points: 0,
+          maxPoints: 0,
+          message: `skipped: stage ${o.stage.number} keeps its data in PostgreSQL`,
+        }
+      : { id: c.id, stage: s.number, title: c.title, passed: false, status, points: 0, maxPoints: c.points, message },
   )
   return {
     stage: o.stage.number,
