@@ -23,6 +23,15 @@ import { parseGradeResult, type GradeSummary } from './resultSchema.ts'
 import type { Outcome } from './store.ts'
 import { findMarked, killMarked, type Marked } from './strays.ts'
 
+/**
+ * How long a grader child has, after SIGTERM, before SIGKILL: enough to stop
+ * its servers (2 s each at most) and its PostgreSQL (5 s at most), then remove
+ * the cluster's folder and its overlays. Killed sooner, it leaves them behind.
+ * A grader whose event loop is blocked cannot take the signal: it waits this
+ * out.
+ */
+const GRADER_GRACE_MS = 10_000
+
 export type SubmissionOptions = {
   learner: string
   checkout: string
@@ -99,8 +108,8 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
       },
     },
   )
-  // Interrupted, it gets time to stop its servers (2 s each at most) and remove its overlay.
-  track(child, 5_000)
+  // Interrupted or at its limit, it gets time to stop its servers and its PostgreSQL and remove what they leave.
+  track(child, GRADER_GRACE_MS)
   let log = ''
   const keep = (chunk: Buffer) => (log = (log + chunk.toString('utf8')).slice(-LOG_LIMIT))
   child.stdout!.on('data', keep)
@@ -120,7 +129,7 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
     // Note the overlay folders before the servers that name them are killed:
     // a grader stopped from outside cannot remove its own.
     overlays = overlaysOf(findMarked(home))
-    void stopGroup(child, 1_000)
+    void stopGroup(child, GRADER_GRACE_MS)
   }, o.timeLimitMs)
   const { code, signal } = await exited
   clearTimeout(timer)
