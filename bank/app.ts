@@ -7,6 +7,8 @@ import type { z } from 'zod'
 import { hashApiKey, newApiKey, requireAdmin, requireClient } from './auth.ts'
 import type { Config } from './config.ts'
 import { clockAdmin } from './clockAdmin.ts'
+import type { Generations } from './generations.ts'
+import { instanceAdmin } from './instanceAdmin.ts'
 import { CoreBanking } from './core.ts'
 import type { Layer, Operation, StoreKind } from './layer.ts'
 import { type Move, notOwner, unknownAccount } from './money.ts'
@@ -48,12 +50,21 @@ function operationHeaders(req: Request): Readonly<Record<string, string>> {
   return Object.freeze(headers)
 }
 
-export function createApp<K extends StoreKind>(store: Store<K>, config: Config, layer: Layer<K>) {
+/**
+ * `core`: the core-banking stand-in (one per generation, generations.ts);
+ * `generations`: the running process's, for PUT /admin/instance (a bank
+ * built without it, in a test, has no such route).
+ */
+export function createApp<K extends StoreKind>(
+  store: Store<K>,
+  config: Config,
+  layer: Layer<K>,
+  { core = new CoreBanking(config.processingDelayMs), generations }: { core?: CoreBanking; generations?: () => Generations } = {},
+) {
   const app = express()
   app.disable('x-powered-by')
   app.set('etag', false)
   app.use(requestLog())
-  const core = new CoreBanking(config.processingDelayMs)
   const client = requireClient((apiKeyHash) => store.clientWithKey(apiKeyHash))
   const admin = requireAdmin(config.adminToken)
 
@@ -76,6 +87,7 @@ export function createApp<K extends StoreKind>(store: Store<K>, config: Config, 
   app.get('/admin/core', admin, (_req, res) => send(res, jsonOutcome(200, core.state())))
   app.put('/admin/core', admin, (req, res) => send(res, jsonOutcome(200, core.update(parse(CoreUpdate, req.body)))))
   clockAdmin(app, admin, parse)
+  if (generations) instanceAdmin(app, admin, parse, generations)
 
   // ---- clients --------------------------------------------------------------
   app.post('/accounts', client, async (req, res) => {

@@ -41,17 +41,30 @@ export type Clock = {
   state(): ClockState
   /** Moves the timeline to `nowMs` (never back) and fires the timers it passed. Only when controlled. */
   set(nowMs: number): ClockState
+  /** This instance's skew from now on (a new generation's LAB_CLOCK_OFFSET_MS, generations.ts). */
+  setOffset(offsetMs: number): void
 }
 
 const RealDate = Date
 const real = { setTimeout, clearTimeout, setInterval, clearInterval }
 
-const hostClock = (offsetMs: number): Clock => ({
-  state: () => ({ controlled: false, nowMs: RealDate.now(), offsetMs }),
-  set: () => {
-    throw new Error('the clock is the host clock: start the bank with LAB_CLOCK_NOW_MS to move it')
-  },
-})
+/** The host's clock, plus this instance's offset once one is set. */
+function hostClock(initialOffsetMs: number): Clock {
+  let offsetMs = 0
+  const clock: Clock = {
+    state: () => ({ controlled: false, nowMs: RealDate.now(), offsetMs }),
+    set: () => {
+      throw new Error('the clock is the host clock: start the bank with LAB_CLOCK_NOW_MS to move it')
+    },
+    setOffset(ms) {
+      // Date is patched only once an offset is asked for: a bank run without one keeps the real Date.
+      if (ms !== 0 && globalThis.Date === RealDate) patchDate(() => RealDate.now() + offsetMs)
+      offsetMs = ms
+    },
+  }
+  clock.setOffset(initialOffsetMs)
+  return clock
+}
 
 /** A process has one Date, so it has one clock: the one main.ts installed, or the host's. */
 let installed: Clock = hostClock(0)
@@ -62,18 +75,19 @@ export function installClock(settings: { offsetMs: number; startMs: number | und
   return installed
 }
 
-function makeClock({ offsetMs, startMs }: { offsetMs: number; startMs: number | undefined }): Clock {
-  if (startMs === undefined) {
-    if (offsetMs !== 0) patchDate(() => RealDate.now() + offsetMs)
-    return hostClock(offsetMs)
-  }
+function makeClock({ offsetMs: initialOffsetMs, startMs }: { offsetMs: number; startMs: number | undefined }): Clock {
+  if (startMs === undefined) return hostClock(initialOffsetMs)
   let timeline = startMs
+  let offsetMs = initialOffsetMs
   const now = () => timeline + offsetMs
   patchDate(now)
   const timers = new Map<NodeJS.Timeout, Timer>()
   patchTimers(timers, now)
   return {
     state: () => ({ controlled: true, nowMs: timeline, offsetMs }),
+    setOffset(ms) {
+      offsetMs = ms
+    },
     set(nowMs) {
       timeline = Math.max(timeline, nowMs)
       // In deadline order, each run only if still live when its turn comes: an earlier callback may clear a later timer.

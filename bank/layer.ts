@@ -88,5 +88,11 @@ export type Layer<S extends StoreKind = Sqlite> = {
   policyHeaders?: Record<string, string>
 }
 
-/** What every stage's idempotency.ts exports. */
+/**
+ * What every stage's idempotency.ts exports. The bank calls it once it has
+ * opened its store, and again each time the grader gives the running
+ * instance other settings or another database (bank/generations.ts): keep
+ * the layer's state in what it returns, not in module-level variables,
+ * which outlive it.
+ */
 export type CreateLayer<S extends StoreKind = Sqlite> = (ctx: LayerContext<S>) => Layer<S> | Promise<Layer<S>>

@@ -3,7 +3,7 @@
 //   node --import tsx bench/gradeProbe.ts <stage> <seed> [no-regression]
 // Prints one JSON line. maxRSS is this process only (not the bank servers it
 // starts, which are separate processes).
-import { grade } from '#grader/engine/runner.ts'
+import { grade } from '#grader/grade.ts'
 
 const [stage, seed] = process.argv.slice(2).map(Number)
 const noRegression = process.argv[4] === 'no-regression'

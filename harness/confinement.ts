@@ -4,15 +4,17 @@
 // allowed only in the stage's own folder, bank/, the given/ pieces of earlier
 // stages, node_modules and the run's own temporary folder.
 //
-// What it does not stop, on Node 20: tsx needs a worker thread (its loader)
-// and a child process (esbuild's service), so --allow-worker and
-// --allow-child-process are on, and a child process is not confined. A
-// learner who spawns `cat ../solutions/…` still reads it. docs/instructors.md
-// says so; a container or bubblewrap closes that door.
+// A graded server runs from a bundle (serverBuild.ts): plain node, so it may
+// start no worker thread and no child process either. What it does not stop
+// is a process run under tsx (`tsx: true`: a scenario server of the grader's
+// self-tests, `npm run serve`): tsx needs a worker thread (its loader) and a
+// child process (esbuild's service), and a child process is not confined. A
+// learner's code run that way could spawn `cat ../solutions/…`.
+// docs/instructors.md says so; a container or bubblewrap closes that door.
 import { realpathSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { course } from './course.ts'
 import { repoRoot } from './paths.ts'
+import { COURSE_RUNTIME, earlierGiven } from './stageReach.ts'
 
 /** `--permission` from Node 22.13/23.5; `--experimental-permission` before. */
 const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission'
@@ -26,25 +28,22 @@ export type Confinement = {
   writable: string[]
   /** Its working directory: tsx checks that it exists, so it must be readable. */
   cwd: string
+  /** It runs under tsx, which needs a worker thread and a child process (see above). */
+  tsx?: boolean
 }
 
 /** Node options that confine a process; put them before `--import tsx`. */
 export function confinementArgs(c: Confinement): string[] {
-  const given = course.stages.filter((s) => s.number < c.stage).map((s) => resolve(repoRoot, 'given', s.folder))
-  const modules = resolve(repoRoot, 'node_modules')
   const readable = [
     ...c.readable,
     c.cwd,
     // tsx asks whether the file system is case-sensitive by testing the
     // working directory with its letters' case swapped: a path that does not
     // exist, on a case-sensitive file system.
-    swapCase(c.cwd),
-    resolve(repoRoot, 'bank'),
-    ...given,
-    resolve(repoRoot, 'package.json'),
-    resolve(repoRoot, 'tsconfig.json'),
-    modules, // the link itself, when node_modules is one
-    realOr(modules),
+    ...(c.tsx ? [swapCase(c.cwd)] : []),
+    ...earlierGiven(c.stage),
+    ...COURSE_RUNTIME, // node_modules: the link itself, when it is one
+    realOr(resolve(repoRoot, 'node_modules')),
     ...c.writable,
   ]
   return [
@@ -53,11 +52,21 @@ export function confinementArgs(c: Confinement): string[] {
     '--disable-warning=ExperimentalWarning',
     '--disable-warning=SecurityWarning',
     '--allow-addons', // better-sqlite3
-    '--allow-worker', // tsx's loader thread
-    '--allow-child-process', // esbuild's service (see above)
-    ...[...new Set(readable)].map((p) => `--allow-fs-read=${p}`),
-    ...[...new Set(c.writable)].map((p) => `--allow-fs-write=${p}`),
+    ...(c.tsx ? ['--allow-worker', '--allow-child-process'] : []), // tsx's loader thread and esbuild's service (see above)
+    ...outermost(readable).map((p) => `--allow-fs-read=${p}`),
+    ...outermost(c.writable).map((p) => `--allow-fs-write=${p}`),
   ]
+}
+
+/**
+ * The paths, less those inside another of them. Node 20's permission model
+ * refuses a folder that is granted together with a folder inside it
+ * (--allow-fs-read=/a --allow-fs-read=/a/b denies /a itself), and the outer
+ * grant covers the inner one anyway.
+ */
+export function outermost(paths: string[]): string[] {
+  const unique = [...new Set(paths)]
+  return unique.filter((p) => !unique.some((q) => q !== p && p.startsWith(q.endsWith('/') ? q : `${q}/`)))
 }
 
 function swapCase(path: string): string {

@@ -9,7 +9,7 @@
 // or a check run again on the host clock because the layer read a clock the
 // grader cannot move. Then moving the clock means waiting for it.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { request } from 'undici'
+import { putClock } from './adminRoutes.ts'
 import type { Endpoint } from './http.ts'
 
 /** What the timeline moves: a running instance (its admin route), or a database. */
@@ -87,34 +87,4 @@ export class GradeClock {
       await putClock(instance, at)
     }
   }
-}
-
-/** Answers whether this instance's clock can be moved (GET /admin/clock says controlled). */
-export async function clockIsControlled(instance: ClockedInstance): Promise<boolean> {
-  try {
-    const res = await adminRequest(instance, 'GET')
-    const body = (await res.body.json().catch(() => undefined)) as { controlled?: boolean } | undefined
-    return res.statusCode === 200 && body?.controlled === true
-  } catch {
-    return false
-  }
-}
-
-async function putClock(instance: ClockedInstance, nowMs: number): Promise<void> {
-  const res = await adminRequest(instance, 'PUT', JSON.stringify({ nowMs }))
-  const text = await res.body.text()
-  if (res.statusCode !== 200) throw new Error(`PUT /admin/clock answered ${res.statusCode}: ${text.slice(0, 300)}`)
-}
-
-function adminRequest(instance: ClockedInstance, method: 'GET' | 'PUT', body?: string) {
-  const { endpoint, adminToken } = instance
-  const url = `${typeof endpoint === 'string' ? endpoint : endpoint.url}/admin/clock`
-  return request(url, {
-    method,
-    dispatcher: typeof endpoint === 'string' ? undefined : endpoint.agent,
-    headers: { authorization: `Bearer ${adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body,
-    headersTimeout: 30_000,
-    bodyTimeout: 30_000,
-  })
 }

@@ -12,7 +12,7 @@
 // What it cannot cover: CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE and
 // friends are keywords, not function calls, and read the real transaction
 // start; so does pg_catalog.now() written out in full. When a layer uses one
-// of them, each timed check is run again on the real clock (grader/engine/runner.ts).
+// of them, each timed check is run again on the real clock (grader/engine/runCheck.ts).
 import type pg from 'pg'
 
 const stuck = (fn: string) =>

@@ -19,12 +19,13 @@
 // No solutions/ at all, no other checkout, no HOME, no results.
 import { spawnSync } from 'node:child_process'
 import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync } from 'node:fs'
-import { basename, dirname, join, resolve } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import type { Stage } from './course.ts'
 import { course } from './course.ts'
 import { findExecutable } from './executables.ts'
 import { findPrlimit, type Limits, limitsFromEnv, pidsCgroup, withLimits } from './limits.ts'
 import { repoRoot } from './paths.ts'
+import { COURSE_RUNTIME, earlierGiven } from './stageReach.ts'
 
 export type SandboxSpec = {
   /** Files and folders it may read, besides Node, the system libraries and the course runtime. */
@@ -73,12 +74,8 @@ export function sandboxPolicy(o: { roster: boolean; noSandbox: boolean }): boole
  * (confinement.ts allows the same). No solutions/ at all.
  */
 export function stageSandbox(stage: Stage, learnerDirs: string[], writable: string[] = []): SandboxSpec {
-  const earlier = course.stages.filter((s) => s.number < stage.number).map((s) => resolve(repoRoot, 'given', s.folder))
-  return { readOnly: [...learnerDirs, ...earlier], writable }
+  return { readOnly: [...learnerDirs, ...earlierGiven(stage.number)], writable }
 }
-
-/** Course files every sandboxed process runs on. */
-const RUNTIME = ['bank', 'node_modules', 'package.json', 'tsconfig.json']
 /** System libraries Node links against; /usr/bin, /etc and /home stay out. */
 const LIBRARIES = ['/lib', '/lib64', '/usr/lib', '/usr/lib64']
 
@@ -135,7 +132,7 @@ export function sandboxed(
   args.push('--ro-bind', realpathSync(process.execPath), process.execPath)
   // node_modules may be a symlink (a worktree shares one): bind what it points
   // to at the path the code resolves.
-  for (const path of [...RUNTIME.map((p) => resolve(repoRoot, p)), ...spec.readOnly]) if (existsSync(path)) args.push('--ro-bind', realpathSync(path), path)
+  for (const path of [...COURSE_RUNTIME, ...spec.readOnly]) if (existsSync(path)) args.push('--ro-bind', realpathSync(path), path)
   // TMPDIR holds tsx's compile cache: shared by the servers and export
   // children of one grading (or kept for a learner's own runs), so that each
   // does not compile the bank from nothing, which takes seconds on a busy

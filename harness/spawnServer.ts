@@ -21,8 +21,10 @@ export type ServerOptions = {
   adminToken: string
   /** Extra LAB_* settings, e.g. { LAB_PROCESSING_DELAY_MS: '200' }. */
   env?: Record<string, string>
-  /** The script to run instead of bank/main.ts (the grader's self-tests use this). */
+  /** The script to run under tsx instead of bank/main.ts (the grader's self-tests use this). */
   entry?: string
+  /** The bank and the stage's layer as one bundle (serverBuild.ts), run with plain node instead of bank/main.ts under tsx. */
+  bundle?: string
   /** Ceiling for a server that is alive but still starting (default: startCeilingMs()). */
   startTimeoutMs?: number
   /**
@@ -72,7 +74,7 @@ export function serverEnv(options: ServerOptions, port = 0): Record<string, stri
 
 /** The grader's own scenario servers (entry) are not learner code: never confined. */
 const confinedStage = (options: ServerOptions) => (options.entry === undefined && !options.command ? options.confineAsStage : undefined)
-const entryOf = (options: ServerOptions) => resolve(repoRoot, options.entry ?? 'bank/main.ts')
+const entryOf = (options: ServerOptions) => options.bundle ?? resolve(repoRoot, options.entry ?? 'bank/main.ts')
 /** Its database's folder: also its TMPDIR (tsx's cache) when confined, so it writes nowhere else. */
 const ownFolder = (options: ServerOptions) => dirname(options.dbPath)
 
@@ -83,11 +85,12 @@ export function serverArgs(options: ServerOptions): string[] {
       ? []
       : confinementArgs({
           stage: confinedStage(options)!,
-          readable: [options.stageDir],
+          readable: [options.stageDir, ...(options.bundle ? [dirname(options.bundle)] : [])],
           writable: [ownFolder(options)],
           cwd: options.stageDir,
+          tsx: !options.bundle,
         })
-  return [...permissions, '--import', 'tsx', entryOf(options)]
+  return [...permissions, ...(options.bundle ? [] : ['--import', 'tsx']), entryOf(options)]
 }
 
 /** A confined server runs in its own stage folder: the course root is not readable to it. */
@@ -124,11 +127,27 @@ export class ServerProcess {
   private outputEnded: Promise<void> = Promise.resolve()
   /** How long the last successful start took, from spawn to GET /health answering 200. */
   lastStartMs = 0
+  /** Processes spawned so far: the first start and every restart. */
+  starts = 0
   /** Time spent inside start() so far, a start under way included: a check's time limit leaves it out. */
   private startingTotalMs = 0
   private startingSince: number | undefined
 
-  constructor(readonly options: ServerOptions) {}
+  constructor(private current: ServerOptions) {}
+
+  /** How it starts: a restart comes back with these, on the same database. */
+  get options(): ServerOptions {
+    return this.current
+  }
+
+  /**
+   * The running process now keeps its data in `dbPath`, with `env`'s
+   * settings (the grader renewed it: bank/generations.ts); a restart starts
+   * it that way.
+   */
+  adopt(dbPath: string, env: Record<string, string>): void {
+    this.current = { ...this.current, dbPath, env }
+  }
 
   /** The last lines the server printed: shown with failures. */
   logTail(lines = 15): string {
@@ -159,6 +178,11 @@ export class ServerProcess {
     return this.child?.pid
   }
 
+  /** A start is under way. */
+  get isStarting(): boolean {
+    return this.startingSince !== undefined
+  }
+
   /** Milliseconds spent starting (finished starts plus the one under way). */
   startingMs(now = performance.now()): number {
     return this.startingTotalMs + (this.startingSince === undefined ? 0 : now - this.startingSince)
@@ -179,6 +203,7 @@ export class ServerProcess {
 
   private async spawnAndWait(): Promise<void> {
     const { options } = this
+    this.starts++
     const timeoutMs = options.startTimeoutMs ?? startCeilingMs()
     // A restarted instance stands at the timeline's moment of its restart, not of its first start.
     const env = { ...serverEnv(options), ...options.clock?.env() }

@@ -34,6 +34,7 @@ export type ScanTarget = {
 export class Workspace {
   readonly tmp = mkdtempSync(join(tmpdir(), 'idem-lab-'))
   private overlayRoot: string | undefined
+  private builds: string | undefined
   private dbCount = 0
   /** Also removes the folders if the grader is stopped by a signal. */
   private readonly forget = onCleanup(() => this.dispose())
@@ -42,6 +43,16 @@ export class Workspace {
 
   newDbPath(): string {
     return join(this.tmp, `bank-${++this.dbCount}.sqlite`)
+  }
+
+  /**
+   * Where this run's bundles go (serverBuild.ts): beside the data folder, not
+   * in it, so that a server, which may write its data folder, reads its
+   * bundle and cannot change it.
+   */
+  get buildDir(): string {
+    this.builds ??= mkdtempSync(join(tmpdir(), 'idem-lab-build-'))
+    return this.builds
   }
 
   /** The folder whose files stand for this stage in this run. */
@@ -104,12 +115,11 @@ export class Workspace {
   /** For --keep: the folders stay after the grader exits (a kept server uses them); returns them, for the stop line. */
   keep(): string[] {
     this.forget()
-    return [this.tmp, ...(this.overlayRoot ? [this.overlayRoot] : [])]
+    return [this.tmp, ...(this.builds ? [this.builds] : []), ...(this.overlayRoot ? [this.overlayRoot] : [])]
   }
 
   dispose() {
     this.forget()
-    rmSync(this.tmp, { recursive: true, force: true })
-    if (this.overlayRoot) rmSync(this.overlayRoot, { recursive: true, force: true })
+    for (const dir of [this.tmp, this.builds, this.overlayRoot]) if (dir) rmSync(dir, { recursive: true, force: true })
   }
 }

@@ -16,7 +16,7 @@ import { isFailure } from '#grader/engine/checkResult.ts'
 import { mutants } from '#grader/mutants/index.ts'
 import { materialize } from '#grader/mutants/mutant.ts'
 import { installSignalCleanup } from '#harness/processes.ts'
-import { grade } from '#grader/engine/runner.ts'
+import { grade } from '#grader/grade.ts'
 
 installSignalCleanup()
 const { values, positionals } = parseArgs({

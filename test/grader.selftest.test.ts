@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { stageByNumber } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
 import type { CheckResult } from '#grader/engine/checkResult.ts'
-import type { GradeOptions, GradeResult } from '#grader/engine/runner.ts'
+import type { GradeOptions, GradeResult } from '#grader/grade.ts'
 import { descendantsOf, leftoverAfter, pidAlive, processesWithMarker } from './helpers/procs.ts'
 import { gradeIn, scratchDir } from './helpers/scratch.ts'
 
@@ -102,14 +102,19 @@ describe.concurrent('grading stage 0', () => {
     ).toEqual([])
   })
 
-  it('a request that never gets an answer times the check out, names that request, and the grade goes on', async ({ expect }) => {
-    const { result } = await gradeAndCheckCleanup('hang-requests', { entry: scenario('hangs-on-requests'), only: ['bank-basics'] })
-    expect(result.checks).toHaveLength(1)
-    const check = result.checks[0]!
-    expect(check).toMatchObject({ id: 'bank-basics', passed: false, status: 'timeout', message: 'timed out after 10000 ms' })
+  it('a server whose requests never get an answer stops the grade at the first check that times out: that check says so, the rest are not judged', async ({
+    expect,
+  }) => {
+    const { result } = await gradeAndCheckCleanup('hang-requests', { entry: scenario('hangs-on-requests'), only: ['bank-basics', 'transfers-move-money'] })
+    const [hung, after] = result.checks
+    // Its health route answers, so it is found when the check runs out of time: a deposit sent then gets no answer either.
+    expect(hung).toMatchObject({ id: 'bank-basics', passed: false, status: 'fail', points: 0 })
+    expect(hung!.message).toMatch(/^your server stopped answering during this check: its money routes answer nothing/)
     // What the learner is shown as "sent" must be the request that hung
     // (creating a client), not the last one that happened to complete.
-    expect(check.failure?.exchange?.request.url).toMatch(/\/admin\/clients$/)
+    expect(hung!.failure?.exchange?.request.url).toMatch(/\/admin\/clients$/)
+    expect(after).toMatchObject({ id: 'transfers-move-money', status: 'not-judged', points: 0, blockedBy: 'bank-basics' })
+    expect(after!.message).toBe('not judged: your server stopped answering during bank-basics')
   })
 
   it('learner code that never returns fails its check after 5 s, and its child process is killed', async ({ expect }) => {

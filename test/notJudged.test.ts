@@ -15,7 +15,7 @@ import { classifyFailure, type ServerView } from '#grader/engine/classifyFailure
 import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
 import { stage3Mutants } from '#grader/mutants/stage3.ts'
 import { gradeResultSchema } from '#grader/roster/resultSchema.ts'
-import { grade, type GradeResult } from '#grader/engine/runner.ts'
+import { grade, type GradeResult } from '#grader/grade.ts'
 import { summarize } from '#grader/scores/summary.ts'
 import { ResultsStore, type StoredRun } from '#grader/roster/store.ts'
 

@@ -3,7 +3,7 @@
 // a grade only creates a database of its own and drops it afterwards.
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { grade } from '#grader/engine/runner.ts'
+import { grade } from '#grader/grade.ts'
 import { startPostgres, type PgDatabase, type PgServer } from '#harness/postgres.ts'
 
 async function databaseNames(url: string): Promise<string[]> {

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { inspectKeyTable } from '#grader/checks/keyTable.ts'
 import { materialize } from '#grader/mutants/mutant.ts'
 import { stage1Mutants } from '#grader/mutants/stage1.ts'
-import { grade } from '#grader/engine/runner.ts'
+import { grade } from '#grader/grade.ts'
 import { scratchDir } from './helpers/scratch.ts'
 import { failures, stageSuite } from './helpers/stageSuite.ts'
 

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { checksFor } from '#grader/checks/index.ts'
 import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
 import { stage1Mutants } from '#grader/mutants/stage1.ts'
-import { grade } from '#grader/engine/runner.ts'
+import { grade } from '#grader/grade.ts'
 
 const checkouts: string[] = []
 afterAll(() => {

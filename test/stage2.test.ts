@@ -13,7 +13,7 @@ import { APPENDIX_B, canonicalizeCases, double } from '#grader/checks/rfc8785.ts
 import { materialize } from '#grader/mutants/mutant.ts'
 import { stage2Mutants } from '#grader/mutants/stage2.ts'
 import { Rng } from '#harness/rng.ts'
-import { grade } from '#grader/engine/runner.ts'
+import { grade } from '#grader/grade.ts'
 import { stageSuite } from './helpers/stageSuite.ts'
 
 const SEEDS = [3, 2_718, 16_180] as const

@@ -9,7 +9,7 @@ import { isFailure } from '#grader/engine/checkResult.ts'
 import { checksFor } from '#grader/checks/index.ts'
 import { materialize } from '#grader/mutants/mutant.ts'
 import { stage4Mutants } from '#grader/mutants/stage4.ts'
-import { grade } from '#grader/engine/runner.ts'
+import { grade } from '#grader/grade.ts'
 import { stageSuite } from './helpers/stageSuite.ts'
 
 stageSuite(4, {

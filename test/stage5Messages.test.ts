@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
 import { stage5Mutants } from '#grader/mutants/stage5.ts'
-import { grade } from '#grader/engine/runner.ts'
+import { grade } from '#grader/grade.ts'
 import { PURGE_EVERY_15_MIN } from './fixtures/slowPurge.ts'
 
 /** The message of `checkId` failing on `layer`, graded alone. */

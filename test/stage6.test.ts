@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checksFor } from '#grader/checks/index.ts'
 import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
 import { stage6Mutants } from '#grader/mutants/stage6.ts'
-import { grade, type GradeOptions, type GradeResult } from '#grader/engine/runner.ts'
+import { grade, type GradeOptions, type GradeResult } from '#grader/grade.ts'
 import { ourOrOrphanedPostmasters } from './helpers/procs.ts'
 import { failures } from './helpers/stageSuite.ts'
 

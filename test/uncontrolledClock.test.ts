@@ -1,12 +1,12 @@
 // A layer that reads a clock the grader cannot move is judged on the real
-// clock: every timed check runs again there (runner.ts), and that run
+// clock: every timed check runs again there (runCheck.ts), and that run
 // decides. A correct layer reading SQLite's unixepoch() passes, with a note
 // naming the clock; a wrong one fails with the real-clock evidence, even
 // where the grader's clock, which it does not read, saw nothing wrong.
 import { rmSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
-import { grade } from '#grader/engine/runner.ts'
+import { grade } from '#grader/grade.ts'
 import { uncontrolledClocks } from '#grader/policing/uncontrolledClocks.ts'
 
 /** Stage 5's solution with its TTL stamped and judged by SQLite's own clock; leases stay on Date.now(). */

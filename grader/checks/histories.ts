@@ -90,7 +90,7 @@ async function instancesFor(ctx: CheckContext, stage: number): Promise<Instance[
   const instances: Instance[] = [{ bank: ctx.bank, label: 'instance 1' }]
   for (const skew of SKEWS_MS.slice(1))
     instances.push({
-      bank: await ctx.startServer({ sameDatabase: true, env: { LAB_CLOCK_OFFSET_MS: String(skew) } }),
+      bank: await ctx.startServer({ sameDatabase: true, settings: { clockOffsetMs: skew } }),
       label: `instance ${instances.length + 1} (clock ${skew > 0 ? '+' : '−'}${Math.abs(skew) / 1000} s)`,
     })
   return instances

@@ -1,6 +1,6 @@
 // Every stage's checks, in the order the grader runs them. course.json lists
 // the same ids; a test keeps the two in step.
-import { skippedOnDatabase, type Check } from '../engine/check.ts'
+import { skippedOnDatabase, type Check, type GradedCheck } from '../engine/check.ts'
 import { course, type Stage } from '#harness/course.ts'
 import { stage0 } from './stage0.ts'
 import { stage1 } from './stage1.ts'
@@ -22,9 +22,6 @@ const byStage: Check[][] = [stage0, [...stage1, ...credentialChecks], stage2, st
 export function checksFor(stage: number): Check[] {
   return byStage[stage] ?? []
 }
-
-/** A check as a grade runs it: with the stage it belongs to. */
-export type GradedCheck = { check: Check; stage: Stage }
 
 /**
  * The checks a grade of `graded` runs, in order: its own, then every earlier

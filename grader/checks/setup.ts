@@ -103,9 +103,6 @@ export const DEFAULT_KEY_TTL_MS = 86_400_000
  */
 export async function periodBank(ctx: CheckContext, short: { leaseMs?: number; ttlMs?: number }) {
   if (ctx.clock.controlled) return { bank: ctx.bank, leaseMs: DEFAULT_LEASE_MS, ttlMs: DEFAULT_KEY_TTL_MS }
-  const env: Record<string, string> = {}
-  if (short.leaseMs !== undefined) env.LAB_LEASE_MS = String(short.leaseMs)
-  if (short.ttlMs !== undefined) env.LAB_KEY_TTL_MS = String(short.ttlMs)
-  const bank = await ctx.startServer({ env })
+  const bank = await ctx.startServer({ settings: { leaseMs: short.leaseMs, keyTtlMs: short.ttlMs } })
   return { bank, leaseMs: short.leaseMs ?? DEFAULT_LEASE_MS, ttlMs: short.ttlMs ?? DEFAULT_KEY_TTL_MS }
 }

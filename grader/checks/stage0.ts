@@ -1,10 +1,9 @@
 // Stage 0: the bank works, and a retried transfer executes twice.
-import { resolve } from 'node:path'
-import Database from 'better-sqlite3'
+import { dirname, resolve } from 'node:path'
 import pLimit from 'p-limit'
 import type { LedgerEntry } from '#harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../engine/check.ts'
-import { callLearnerExport } from '../policing/learnerCode.ts'
+import type { CallResult } from '../policing/learnerCode.ts'
 import { expectConsistent, freshKey, newRows, openParties } from './setup.ts'
 import { craftLedger, suspectedCopies } from './suspectedDuplicates.ts'
 
@@ -211,26 +210,22 @@ const suspectedDuplicates: Check = {
       )
 
     const file = resolve(ctx.stageDir(0), 'suspectedDuplicates.ts')
-    const [result] = await callLearnerExport(file, 'SUSPECTED_DUPLICATES_SQL', null)
-    const sql = result?.ok ? result.value : undefined
-    if (typeof sql !== 'string' || !sql.trim()) fail(`${file} must export SUSPECTED_DUPLICATES_SQL, a SQL query`)
-    const run = (dbFile: string) => {
-      const db = new Database(dbFile, { readonly: true, fileMustExist: true })
-      try {
-        return (db.prepare(sql).all() as Array<{ id?: unknown }>).map((r) => String(r.id)).sort()
-      } catch (error) {
-        return fail(`your query failed: ${(error as Error).message}`, { got: sql })
-      } finally {
-        db.close()
-      }
-    }
-    const crafted = craftLedger(ctx.rng)
+    // The query runs in the child that loads the learner's file, not here: an endless one fails this check, and the grader goes on.
+    const crafted = craftLedger(ctx.rng, dirname(ctx.dbPath))
+    let answers: CallResult[]
     try {
-      expectEqual(run(crafted.path), suspectedCopies(crafted.entries), 'on a crafted ledger, your query must flag exactly the copies')
+      answers = await ctx.callExport(file, { kind: 'query', name: 'SUSPECTED_DUPLICATES_SQL', files: [crafted.path, ctx.dbPath] })
     } finally {
       crafted.dispose()
     }
-    expectEqual(run(ctx.dbPath), suspectedCopies(live.entries as LedgerEntry[]), 'on the live ledger, your query must flag exactly the copies')
+    const [sql, onCrafted, onLive] = answers
+    if (!sql?.ok) return fail(`${file} must export SUSPECTED_DUPLICATES_SQL, a SQL query`)
+    const ids = (rows: CallResult | undefined) => {
+      if (!rows?.ok) return fail(`your query failed: ${rows?.error}`, { got: String(sql.value) })
+      return (rows.value as string[]).sort()
+    }
+    expectEqual(ids(onCrafted), suspectedCopies(crafted.entries), 'on a crafted ledger, your query must flag exactly the copies')
+    expectEqual(ids(onLive), suspectedCopies(live.entries as LedgerEntry[]), 'on the live ledger, your query must flag exactly the copies')
   },
 }
 

@@ -188,7 +188,7 @@ const simultaneousRetries: Check = {
     // Its own instance, with a processing delay (LAB_PROCESSING_DELAY_MS, in
     // config, which a layer may read too): any await between checking for the
     // key and recording it becomes a window this long.
-    const bank = await ctx.startServer({ env: { LAB_PROCESSING_DELAY_MS: String(RACE_WINDOW_MS) } })
+    const bank = await ctx.startServer({ settings: { processingDelayMs: RACE_WINDOW_MS } })
     const [a, b] = await openParties(ctx, 2, 2, bank)
     const body = transferPlan(ctx, a, b)
     const n = ctx.rng.int(8, 12)

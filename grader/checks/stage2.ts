@@ -5,7 +5,6 @@
 import { resolve } from 'node:path'
 import type { BankClient, Customer, Ledger, TransferBody } from '#harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../engine/check.ts'
-import { callLearnerExport } from '../policing/learnerCode.ts'
 import { expectChangedBodyRefused, expectConsistent, newRows, openParties, type Party } from './setup.ts'
 import { PLAIN, serialize, type Style } from './jsonVariants.ts'
 import { canonicalizeCases, GROUPS } from './rfc8785.ts'
@@ -227,11 +226,11 @@ const canonicalizeRfc8785: Check = {
   async run(ctx) {
     const file = resolve(ctx.stageDir(2), 'canonicalize.ts')
     const cases = canonicalizeCases(ctx.rng)
-    const results = await callLearnerExport(
-      file,
-      'canonicalize',
-      cases.map((c) => c.input),
-    )
+    const results = await ctx.callExport(file, {
+      kind: 'call',
+      name: 'canonicalize',
+      inputs: cases.map((c) => c.input),
+    })
     const wrong = cases.flatMap((c, i) => {
       const r = results[i]!
       if (c.expected === null) return r.ok ? [{ c, got: `returned ${JSON.stringify(r.value)}` }] : []

@@ -21,9 +21,7 @@ type Deposit = { to: string; amount: number }
 
 /** An instance with a TTL of `ttlMs` (and optionally a lease), one customer with one account. */
 async function shortTtlBank(ctx: CheckContext, ttlMs: number, leaseMs?: number) {
-  const env: Record<string, string> = { LAB_KEY_TTL_MS: String(ttlMs) }
-  if (leaseMs !== undefined) env.LAB_LEASE_MS = String(leaseMs)
-  const bank = await ctx.startServer({ env })
+  const bank = await ctx.startServer({ settings: { keyTtlMs: ttlMs, leaseMs } })
   const [a] = await openParties(ctx, 1, 1, bank)
   return { bank, a }
 }
@@ -179,7 +177,7 @@ const inFlightAcrossTtl: Check = {
   timeoutMs: 45_000,
   timed: true,
   async run(ctx) {
-    const bank = await ctx.startServer({ env: { LAB_KEY_TTL_MS: String(ACROSS_TTL_MS), LAB_LEASE_MS: String(ACROSS_LEASE_MS) } })
+    const bank = await ctx.startServer({ settings: { keyTtlMs: ACROSS_TTL_MS, leaseMs: ACROSS_LEASE_MS } })
     const [a, b] = await openParties(ctx, 2, 2, bank)
     const { body, key } = plan(ctx, a, b)
     const before = await bank.ledger()

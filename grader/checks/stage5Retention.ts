@@ -38,7 +38,7 @@ function expectNewExecution(reply: Reply, first: Reply, what: string): void {
 
 /** A short-TTL instance of the graded server, on a fresh database, with two funded customers. */
 async function shortTtlBank(ctx: CheckContext, ttlMs: number, accountsEach: number) {
-  const bank = await ctx.startServer({ env: { LAB_KEY_TTL_MS: String(ttlMs) } })
+  const bank = await ctx.startServer({ settings: { keyTtlMs: ttlMs } })
   const [a, b] = await openParties(ctx, 2, accountsEach, bank)
   return { bank, a, b }
 }

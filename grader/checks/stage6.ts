@@ -65,8 +65,8 @@ const crashTakeover: Check = {
   timeoutMs: 90_000,
   timed: true,
   async run(ctx) {
-    const [holder] = await moreInstances(ctx, 1, { LAB_LEASE_MS: String(LEASE_MS) })
-    const [other] = await moreInstances(ctx, 1, { LAB_LEASE_MS: String(TAKEOVER_LEASE_MS) })
+    const [holder] = await moreInstances(ctx, 1, { leaseMs: LEASE_MS })
+    const [other] = await moreInstances(ctx, 1, { leaseMs: TAKEOVER_LEASE_MS })
     const [a, b] = await openParties(ctx, 2)
     const { body, key } = plan(ctx, a!, b!)
     const before = await ctx.bank.ledger()
@@ -138,9 +138,9 @@ const skewedClocks: Check = {
   timeoutMs: 90_000,
   timed: true,
   async run(ctx) {
-    const settings = { LAB_LEASE_MS: String(SKEWED_LEASE_MS), LAB_KEY_TTL_MS: String(SKEWED_TTL_MS) }
-    const [behind] = await moreInstances(ctx, 1, { ...settings, LAB_CLOCK_OFFSET_MS: String(-SKEW_MS) })
-    const [ahead] = await moreInstances(ctx, 1, { ...settings, LAB_CLOCK_OFFSET_MS: String(SKEW_MS) })
+    const settings = { leaseMs: SKEWED_LEASE_MS, keyTtlMs: SKEWED_TTL_MS }
+    const [behind] = await moreInstances(ctx, 1, { ...settings, clockOffsetMs: -SKEW_MS })
+    const [ahead] = await moreInstances(ctx, 1, { ...settings, clockOffsetMs: SKEW_MS })
     const [a, b] = await openParties(ctx, 2)
     const { body, key } = plan(ctx, a!, b!)
     const before = await ctx.bank.ledger()
@@ -203,7 +203,7 @@ const smallPool: Check = {
   hint: 'No transaction, and no pooled connection, may be held while op.execute() waits for the core: claim and commit first, then call the core, then open the money transaction.',
   timeoutMs: 90_000,
   async run(ctx) {
-    const [bank] = await moreInstances(ctx, 1, { LAB_DB_POOL_MAX: String(POOL_MAX) })
+    const [bank] = await moreInstances(ctx, 1, { poolMax: POOL_MAX })
     const parties = await openParties(ctx, 2)
     const before = await bank!.ledger()
     // All from one account: HELD of plan()'s amounts fit its opening balance, so a correct bank executes each.

@@ -1,14 +1,15 @@
 // What stage 6's checks share: more instances of the graded stage on the one
 // database, and the one answer a duplicate of a request in flight may get.
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { Settings } from '#bank/config.ts'
 import type { BankClient } from '#harness/bankClient.ts'
 import type { Reply } from '#harness/http.ts'
 import { expectProblem, fail, type CheckContext } from '../engine/check.ts'
 
 /** `count` more instances of the graded stage on the default instance's database. */
-export async function moreInstances(ctx: CheckContext, count: number, env: Record<string, string> = {}): Promise<BankClient[]> {
+export async function moreInstances(ctx: CheckContext, count: number, settings: Partial<Settings> = {}): Promise<BankClient[]> {
   const banks: BankClient[] = []
-  for (let i = 0; i < count; i++) banks.push(await ctx.startServer({ sameDatabase: true, env }))
+  for (let i = 0; i < count; i++) banks.push(await ctx.startServer({ sameDatabase: true, settings }))
   return banks
 }
 

@@ -26,10 +26,10 @@ const purgeSparesLiveClaims: Check = {
   needs: 'database',
   timed: true,
   async run(ctx) {
-    const env = { LAB_KEY_TTL_MS: String(TTL_MS), LAB_LEASE_MS: String(LEASE_MS) }
+    const settings = { keyTtlMs: TTL_MS, leaseMs: LEASE_MS }
     // Started before the claim, so nothing it did has purged yet: its first request's claim is its first purge.
-    const [holder] = await moreInstances(ctx, 1, env)
-    const [purger] = await moreInstances(ctx, 1, { ...env, LAB_CLOCK_OFFSET_MS: String(PURGER_AHEAD_MS) })
+    const [holder] = await moreInstances(ctx, 1, settings)
+    const [purger] = await moreInstances(ctx, 1, { ...settings, clockOffsetMs: PURGER_AHEAD_MS })
     const [a, b] = await openParties(ctx, 2)
     const { body, key } = plan(ctx, a!, b!)
     const before = await ctx.bank.ledger()

@@ -31,8 +31,8 @@ const simultaneousTakeovers: Check = {
   needs: 'database',
   timed: true,
   async run(ctx) {
-    const [holder] = await moreInstances(ctx, 1, { LAB_LEASE_MS: String(LEASE_MS) })
-    const takers = await moreInstances(ctx, 3, { LAB_LEASE_MS: String(TAKER_LEASE_MS) })
+    const [holder] = await moreInstances(ctx, 1, { leaseMs: LEASE_MS })
+    const takers = await moreInstances(ctx, 3, { leaseMs: TAKER_LEASE_MS })
     const [a, b] = await openParties(ctx, 2)
     const { body, key } = plan(ctx, a!, b!)
     const before = await ctx.bank.ledger()

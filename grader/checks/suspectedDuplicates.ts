@@ -1,7 +1,6 @@
 // The grader's own answer to stage 0's exercise, written in TypeScript (not
 // SQL) so it checks the learner's query instead of repeating it.
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '#bank/db.ts'
 import type { LedgerEntry } from '#harness/bankClient.ts'
@@ -40,8 +39,9 @@ export function suspectedCopies(entries: LedgerEntry[]): string[] {
  * julianday()'s floating point puts it on either side of 60.0 / 86400 (about
  * 1 in 11 outside), so a correct query could go either way.
  */
-export function craftLedger(rng: Rng) {
-  const dir = mkdtempSync(join(tmpdir(), 'idem-lab-ledger-'))
+/** A ledger of copies and near-copies, in a SQLite file under `folder` (the grade's data folder: the learner's query runs there). */
+export function craftLedger(rng: Rng, folder: string) {
+  const dir = mkdtempSync(join(folder, 'ledger-'))
   const path = join(dir, 'crafted.sqlite')
   const db = openDatabase(path)
   const clients = ['cl_a', 'cl_b']

@@ -8,7 +8,7 @@
 // - in no wall time, whatever the machine's load.
 //
 // On a real clock (a --server without PUT /admin/clock, or a check run again
-// on the host clock: runner.ts) the same check waits instead, and a moment is
+// on the host clock: runCheck.ts) the same check waits instead, and a moment is
 // only known between two readings of the clock; the probes then stand a
 // margin inside and outside the boundary, and a probe that was decided too
 // late to tell makes the round inconclusive instead of failing it.

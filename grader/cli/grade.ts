@@ -16,7 +16,7 @@ import { repoRoot } from '#harness/paths.ts'
 import { sandboxPolicy, SandboxUnavailableError } from '#harness/sandbox.ts'
 import { parseServerCommand, ServerCommandError } from '#harness/serverCommand.ts'
 import { isFailure } from '../engine/checkResult.ts'
-import type { GradeResult } from '../engine/runner.ts'
+import type { GradeResult } from '../grade.ts'
 import type { Source } from '#harness/workspace.ts'
 import { HISTORIES_DEFAULT } from '../model/historyCount.ts'
 
@@ -151,7 +151,7 @@ async function main(): Promise<number> {
 
   // Loaded here, not at the top: a check module that fails to load is the
   // grader failing (exit 2), not a failed grade.
-  const { grade } = await import('../engine/runner.ts')
+  const { grade } = await import('../grade.ts')
   const results: GradeResult[] = []
   for (let run = 0; run < repeat; run++) {
     const seed = firstSeed + run

@@ -11,7 +11,7 @@ import { t } from '#harness/i18n/messages.ts'
 import { skippedOnDatabase, type Check } from '../engine/check.ts'
 import { isNotStarted, notStartedProgress, renderProgress, stageProgress, type StageProgress } from '../output/progress.ts'
 import { printCheck, printDatabaseStart, printHeader, stageHeadings, printSummary, printVerboseExchange } from '../output/report.ts'
-import type { GradeResult } from '../engine/runner.ts'
+import type { GradeResult } from '../grade.ts'
 import { InterruptedError, interrupted } from '#harness/processes.ts'
 import { describeSource, type Source } from '#harness/workspace.ts'
 import { rerunCommand } from '../engine/rerun.ts'
@@ -31,7 +31,7 @@ export type GradeAllResult = {
 
 export async function gradeAll(o: GradeAllOptions): Promise<number> {
   // Loaded here, not at the top: a check module that fails to load is the grader failing (grade.ts).
-  const { grade } = await import('../engine/runner.ts')
+  const { grade } = await import('../grade.ts')
   const { checksFor } = await import('../checks/index.ts')
   const stages: StageGrade[] = []
   const progress: StageProgress[] = []
@@ -89,6 +89,7 @@ function notStartedGrade(stage: Stage, seed: number, maxScore: number, rerun: st
     maxScore,
     durationMs: 0,
     serverStartMs: 0,
+    serverStarts: 0,
     rerun,
     checks: [],
     notStarted: true,

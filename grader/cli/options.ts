@@ -1,6 +1,6 @@
 // The learner-loop flags of `npm run grade`: the faster, narrower runs and
 // --keep. Kept apart from grade.ts so the grade command's own options stay short.
-import type { GradeOptions } from '../engine/runner.ts'
+import type { GradeOptions } from '../grade.ts'
 import { course, type Stage } from '#harness/course.ts'
 
 export const LOOP_OPTIONS = {

@@ -14,7 +14,7 @@ import { repoRoot } from '#harness/paths.ts'
 import { installSignalCleanup, interrupted } from '#harness/processes.ts'
 import { printCheck, printDatabaseStart, printHeader, printSummary, stageHeadings } from '../output/report.ts'
 import { newSeed } from '#harness/rng.ts'
-import { grade } from '../engine/runner.ts'
+import { grade } from '../grade.ts'
 import type { Source } from '#harness/workspace.ts'
 
 /** Editors write a file in several steps (truncate, write, rename): one regrade for the lot. */

@@ -1,16 +1,18 @@
 // What a check is. Each stage lists its checks as data (grader/checks/stageN.ts);
-// the runner (runner.ts) is generic.
+// the engine (grading.ts) is generic.
+import type { Settings } from '#bank/config.ts'
 import type { BankClient } from '#harness/bankClient.ts'
 import type { GradeClock } from '#harness/gradeClock.ts'
 import type { Stage } from '#harness/course.ts'
 import { CheckFailure, type FailureDetails } from '#harness/failure.ts'
 import type { Exchange, Reply } from '#harness/http.ts'
 import type { Rng } from '#harness/rng.ts'
+import type { CallResult, ExportRequest } from '../policing/callExport.ts'
 
 export type StartOptions = {
-  /** Extra LAB_* environment for this instance, e.g. { LAB_LEASE_MS: '300' }. */
-  env?: Record<string, string>
-  /** Share the default instance's database file (true) or get a fresh one (false). */
+  /** The instance's settings, e.g. { leaseMs: 300 }; every other one is the bank's default. */
+  settings?: Partial<Settings>
+  /** Share the default instance's database (true) or get a fresh one (false). */
   sameDatabase?: boolean
 }
 
@@ -21,10 +23,20 @@ export type CheckContext = {
   gradedStage: number
   /** The server every check shares, started with default settings. */
   bank: BankClient
-  /** Starts another instance of the graded stage's server; it is stopped after the check. */
+  /**
+   * Another instance of the graded stage's server, as `options` ask, for
+   * this check alone: an idle process of the grade given these settings
+   * (and database), or a new one (instancePool.ts).
+   */
   startServer(options?: StartOptions): Promise<BankClient>
   /** Folder holding stage `n`'s learner files for this run (for checks that call learner code directly). */
   stageDir(n: number): string
+  /**
+   * Calls, reads or runs (a SQL query) an export of a learner file, in a
+   * child process of its own: sandboxed as the server is, and limited in
+   * time (learnerCode.ts). A query's files must be in the grade's data folder.
+   */
+  callExport(file: string, request: ExportRequest, timeoutMs?: number): Promise<CallResult[]>
   /** Path of the default instance's SQLite file (open it read-only). */
   dbPath: string
   /** A line for the report, shown under the check whether it passes or not. */
@@ -64,7 +76,7 @@ export type Check = {
   /**
    * Its property is a moment (a lease, a TTL, a purge, Retry-After): it moves
    * the clock. When the layer reads a clock the grader cannot move, it is run
-   * again on the real clock, and that run decides (runner.ts).
+   * again on the real clock, and that run decides (runCheck.ts).
    */
   timed?: true
   /**
@@ -76,6 +88,9 @@ export type Check = {
   afterOwnChecks?: true
   run(ctx: CheckContext): Promise<void>
 }
+
+/** A check as a grade runs it: with the stage it belongs to (its own, or an earlier one's, as regression). */
+export type GradedCheck = { check: Check; stage: Stage }
 
 /** A stage on PostgreSQL has no SQLite file: a grade of it skips the checks that open one. */
 export function skippedOnDatabase(check: Check, graded: Stage): boolean {

@@ -1,18 +1,37 @@
 // What one check is given (its CheckContext: a bank client, a seeded random
-// stream, a way to start more servers) and what it leaves behind for its
-// result: its requests, notes, partial credit, the extra servers to stop.
+// stream, more instances from the grade's pool) and what it leaves behind for
+// its result: its requests, notes, partial credit, the instances it was lent.
 import { setMaxListeners } from 'node:events'
 import { BankClient } from '#harness/bankClient.ts'
 import { stageByNumber, type Stage } from '#harness/course.ts'
 import { CheckFailure } from '#harness/failure.ts'
+import type { GradeClock } from '#harness/gradeClock.ts'
 import { HttpClient, type Exchange } from '#harness/http.ts'
 import { Rng } from '#harness/rng.ts'
 import type { ServerProcess } from '#harness/spawnServer.ts'
+import type { ScanTarget, Source } from '#harness/workspace.ts'
 import type { Check, CheckContext, StartOptions } from './check.ts'
 import { describeRefusals, findCopiedAnswers } from '../policing/copiedAnswers.ts'
-import type { Run } from './gradingRun.ts'
+import type { InstancePool } from './instancePool.ts'
+import type { LearnerExports } from '../policing/learnerCode.ts'
 import { HISTORIES_DEFAULT } from '../model/historyCount.ts'
 import { rerunCommand } from './rerun.ts'
+import type { ServerCommand } from '#harness/serverCommand.ts'
+
+/** What a check's context is made from: the grade it runs in (grading.ts). */
+export type CheckGround = {
+  readonly options: { seed: number; histories?: number; server?: ServerCommand; onExchange?: (e: Exchange) => void }
+  readonly graded: Stage
+  readonly adminToken: string
+  readonly pool: InstancePool
+  readonly exports: LearnerExports
+  readonly workspace: {
+    readonly source: Source
+    stageDir(stage: Stage): string
+    scanTarget(stage: Stage): ScanTarget
+    borrowed(stage: Stage): string[]
+  }
+}
 
 /** What a check is given, and what it leaves behind for its result. */
 export type CheckScope = {
@@ -22,23 +41,26 @@ export type CheckScope = {
   abort: AbortController
   trace: Exchange[]
   notes: string[]
-  /** Extra instances the check started: stopped when it ends. */
-  extra: ServerProcess[]
+  /** The instances the check was lent (besides its default one): given back when it ends. */
+  lent: ServerProcess[]
   /** Notes on learner files this course's starter stood in for. */
   borrowed: string[]
   awarded(): number
+  /** Time spent getting instances and starting servers since the check began: a check's time limit leaves it out. */
+  startingMs(now: number): number
 }
 
 /**
- * The context of one run of `check` against `server`. By default on the
- * grade's timeline and its shared server; a run again on the real clock
- * (runner.ts) passes a real clock, and a server of its own on `defaultDb`.
+ * The context of one run of `check` against `bank`, its default instance on
+ * `defaultDb`, on `clock`: by default the grade's timeline and shared server; a
+ * run again on the real clock (runCheck.ts) passes a real clock and an
+ * instance of its own.
  */
-export function makeCheckContext(run: Run, check: Check, stage: Stage, server: ServerProcess, clock = run.clock, defaultDb = run.defaultDb): CheckScope {
-  const { options, workspace, adminToken } = run
+export function makeCheckContext(ground: CheckGround, check: Check, stage: Stage, bank: ServerProcess, clock: GradeClock, defaultDb: string): CheckScope {
+  const { options, workspace, adminToken, pool } = ground
   const notes: string[] = []
   const trace: Exchange[] = []
-  const extra: ServerProcess[] = []
+  const lent: ServerProcess[] = []
   const borrowed: string[] = []
   let awarded = 0
   const abort = new AbortController()
@@ -47,16 +69,19 @@ export function makeCheckContext(run: Run, check: Check, stage: Stage, server: S
     trace.push(e)
     options.onExchange?.(e)
   }, abort.signal)
+  // Starting time already spent by each server before the check had it, and time spent in startServer.
+  const before = new Map<ServerProcess, number>([[bank, bank.startingMs()]])
+  let lending = 0
   const ctx: CheckContext = {
     seed: options.seed,
     rng: new Rng(options.seed, `${stage.number}:${check.id}`),
-    gradedStage: run.graded.number,
-    bank: new BankClient(server, http, adminToken),
+    gradedStage: ground.graded.number,
+    bank: new BankClient(bank, http, adminToken),
     dbPath: defaultDb,
     signal: abort.signal,
     clock,
     histories: options.histories ?? HISTORIES_DEFAULT,
-    rerun: rerunCommand(run.graded.number, options.seed, workspace.source, options.server, { only: [check.id], histories: options.histories }),
+    rerun: rerunCommand(ground.graded.number, options.seed, workspace.source, options.server, { only: [check.id], histories: options.histories }),
     note: (line) => notes.push(line),
     award: (points) => (awarded = Math.max(0, Math.min(check.points, Math.floor(points)))),
     stageDir: (n) => {
@@ -66,12 +91,28 @@ export function makeCheckContext(run: Run, check: Check, stage: Stage, server: S
       borrowed.push(...workspace.borrowed(stage))
       return workspace.stageDir(stage)
     },
+    callExport: (file, request, timeoutMs) => ground.exports.call(file, request, timeoutMs),
     async startServer(opts: StartOptions = {}) {
-      const instance = await run.newServer(opts.sameDatabase ? defaultDb : workspace.newDbPath(), opts.env, clock)
-      extra.push(instance)
-      await instance.start()
-      return new BankClient(instance, http, adminToken)
+      const since = performance.now()
+      try {
+        const instance = await pool.lend({ settings: opts.settings ?? {}, database: opts.sameDatabase ? defaultDb : 'fresh', clock })
+        lent.push(instance)
+        before.set(instance, instance.startingMs())
+        return new BankClient(instance, http, adminToken)
+      } finally {
+        lending += performance.now() - since
+      }
     },
   }
-  return { ctx, http, abort, trace, notes, extra, borrowed, awarded: () => awarded }
+  return {
+    ctx,
+    http,
+    abort,
+    trace,
+    notes,
+    lent,
+    borrowed,
+    awarded: () => awarded,
+    startingMs: (now) => lending + [...before].reduce((sum, [server, ms]) => sum + server.startingMs(now) - ms, 0),
+  }
 }

@@ -1,7 +1,7 @@
 // A check's time limit measures the check, not the machine's start-up speed:
-// time its servers spend starting (a restart after a crash, an extra instance)
-// is left out, so a slow start inside a check is never a check timeout.
-import type { ServerProcess } from '#harness/spawnServer.ts'
+// time spent getting instances and starting servers (a restart after a crash,
+// an extra instance) is left out, so a slow start inside a check is never a
+// check timeout.
 
 export class TimeoutError extends Error {
   constructor(timeoutMs: number) {
@@ -11,15 +11,14 @@ export class TimeoutError extends Error {
 
 /**
  * Rejects with TimeoutError once the check has used `timeoutMs` of its own
- * time. `servers()` lists every server the check can start or restart.
+ * time: the time since it began, less `startingMs(now)`, what it spent
+ * starting servers meanwhile.
  */
-export function checkTimeLimit(timeoutMs: number, servers: () => ServerProcess[]): { expired: Promise<never>; cancel(): void } {
+export function checkTimeLimit(timeoutMs: number, startingMs: (now: number) => number): { expired: Promise<never>; cancel(): void } {
   const t0 = performance.now()
-  const baseline = new Map(servers().map((s) => [s, s.startingMs(t0)]))
   const used = () => {
     const now = performance.now()
-    const starting = servers().reduce((sum, s) => sum + s.startingMs(now) - (baseline.get(s) ?? 0), 0)
-    return now - t0 - starting
+    return now - t0 - startingMs(now)
   }
   let timer: NodeJS.Timeout | undefined
   const expired = new Promise<never>((_, reject) => {

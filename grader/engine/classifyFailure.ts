@@ -10,6 +10,7 @@ import type { CheckResult, CheckStatus } from './checkResult.ts'
 import { TimeoutError } from './checkTimer.ts'
 import { NotJudged } from './check.ts'
 import { startLimitVerdict } from './startFailure.ts'
+import { ServerHungError } from './watchdog.ts'
 
 /** What a server tells about itself after the fact: whether it died, and its last log lines. */
 export type ServerView = Pick<ServerProcess, 'unexpectedExit' | 'logTail'>
@@ -23,6 +24,8 @@ export type ClassifiedFailure = {
   failure: CheckResult['failure']
   /** With 'not-judged': the check that fails for the missing precondition. */
   blockedBy?: string
+  /** The server stopped answering (watchdog.ts): nothing after this check can be judged. */
+  hung?: true
 }
 
 /** `servers[0]` is the shared server; the rest are the extra instances the check started. */
@@ -34,13 +37,14 @@ export function classifyFailure(error: unknown, servers: readonly ServerView[], 
   // A check left unjudged shows no failure of its own: no request, no log (unless a server died: that is a failure).
   if (classified.status === 'not-judged' && !deadServer) return classified
   const status = classified.status === 'not-judged' ? 'fail' : classified.status
-  const log = (deadServer ?? servers[0]!).logTail()
+  const log = (deadServer ?? (error instanceof ServerHungError ? error.server : servers[0]!)).logTail()
   // A one-line log is the "listening on" line: worth showing only when something went wrong with the server.
   const showLog = deadServer || status !== 'fail' || log.includes('\n')
   return {
     status,
     message: deadServer ? `${message} (the server ${deadServer.unexpectedExit} during this check${limitOf(deadServer)})` : message,
     failure: showLog ? { ...failure, serverLog: log } : failure,
+    ...(classified.hung ? { hung: true as const } : {}),
   }
 }
 
@@ -54,6 +58,14 @@ function limitOf(server: ServerView): string {
 }
 
 function classifyError(error: unknown, trace: CheckTrace): ClassifiedFailure {
+  // It earns nothing, like a timeout, and the grade stops after it (grading.ts).
+  if (error instanceof ServerHungError)
+    return {
+      status: 'fail',
+      message: `your server stopped answering during this check: ${error.what}`,
+      failure: { exchange: [...trace.unanswered][0] ?? trace.recorded.at(-1) },
+      hung: true,
+    }
   if (error instanceof TimeoutError)
     return { status: 'timeout', message: error.message, failure: { exchange: [...trace.unanswered][0] ?? trace.recorded.at(-1) } }
   if (error instanceof CheckFailure) return { status: 'fail', message: error.message, failure: { ...error.details } }

@@ -1,12 +1,10 @@
-// A server that does not start is one problem, not one per check: the first
-// check carries the error (its first line with file:line, then the log), every
-// other check is listed as not run.
+// What a server that did not start printed, read for the learner: its first
+// error as file:line (a compile error, or the thrown error's first frame in
+// their code), and the limit it ran into, if any. The results themselves are
+// unrunResults.ts's.
 import { relative } from 'node:path'
-import type { Check } from './check.ts'
-import type { Stage } from '#harness/course.ts'
 import { gradingLimitVerdict, endFromText } from '#harness/limits.ts'
 import { repoRoot } from '#harness/paths.ts'
-import type { CheckResult } from './checkResult.ts'
 
 /** esbuild's compile errors: "/path/file.ts:21:10: ERROR: Unexpected "="". */
 const COMPILE_ERROR = /^(\S.*?):(\d+):(\d+): ERROR: (.*)$/m
@@ -60,36 +58,3 @@ export function startFailureMessage(reason: string): string {
   const limit = startLimitVerdict(reason)
   return `the server did not start: ${limit ? `${limit}\n` : ''}${first ? `${first}\n` : ''}${reason.replace(FOREIGN_FRAME, '')}`
 }
-
-/** Every check after the first: listed, with no copy of the error. */
-export function notRun(check: Check, stage: Stage, firstId: string): CheckResult {
-  return {
-    ...unstarted(check, stage, ''),
-    message: `not run: the server did not start (see ${firstId})`,
-  }
-}
-
-export function failedToStart(check: Check, stage: Stage, reason: string, gradedStage: number): CheckResult {
-  const hint = `Start it yourself with \`npm run serve -- ${gradedStage}\` and read what it prints.`
-  return { ...unstarted(check, stage, hint), message: startFailureMessage(reason) }
-}
-
-function unstarted(check: Check, stage: Stage, hint: string): CheckResult {
-  return {
-    id: check.id,
-    stage: stage.number,
-    title: check.title,
-    passed: false,
-    status: 'error',
-    points: 0,
-    maxPoints: check.points,
-    message: '',
-    hint,
-    notes: [],
-    durationMs: 0,
-    inputs: { draws: 0, digest: '' },
-  }
-}
-
-/** True for the checks notRun() produced: the report prints them on one line each. */
-export const isNotRun = (r: CheckResult) => r.status === 'error' && r.message.startsWith('not run: ')

@@ -9,7 +9,7 @@ import { t } from '#harness/i18n/messages.ts'
 import { stageText } from '#harness/i18n/packs.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { isFailure } from '../engine/checkResult.ts'
-import type { GradeResult } from '../engine/runner.ts'
+import type { GradeResult } from '../grade.ts'
 import { describeSource, type Source } from '#harness/workspace.ts'
 
 export type GradeScope = { partial: boolean }

@@ -9,8 +9,8 @@ import { checkText, stageText } from '#harness/i18n/packs.ts'
 import type { PgServer } from '#harness/postgres.ts'
 import type { KeptServer } from '../engine/keep.ts'
 import { isFailure, type CheckResult } from '../engine/checkResult.ts'
-import type { GradeResult } from '../engine/runner.ts'
-import { isNotRun } from '../engine/startFailure.ts'
+import type { GradeResult } from '../grade.ts'
+import { isNotRun } from '../engine/unrunResults.ts'
 
 const indent = (text: string, pad: string) =>
   text

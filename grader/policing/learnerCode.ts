@@ -1,92 +1,127 @@
-// Calls a learner's exported function (or reads an exported value) in a child
-// process, so that an infinite loop or a crash in learner code fails one check
-// instead of hanging the grader.
+// Calls a learner's exported function (or reads an exported value, or runs
+// an exported SQL query) in a child process, so that an infinite loop, an
+// endless query or a crash in learner code fails one check instead of
+// hanging the grader. The child runs a bundle of callExport.ts and the
+// learner's file (harness/bundle.ts), built once per file per grade and
+// started with plain node; it is sandboxed when the grade is, and confined
+// like the stage's server otherwise, so a computed path cannot read solutions/.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
-import { deniedSolutionRead } from './copiedAnswers.ts'
+import { bundle } from '#harness/bundle.ts'
 import { confinementArgs } from '#harness/confinement.ts'
-import { childEnv, onCleanup, signalGroup, track } from '#harness/processes.ts'
-import { repoRoot } from '#harness/paths.ts'
 import { CheckFailure } from '#harness/failure.ts'
+import { repoRoot } from '#harness/paths.ts'
+import { childEnv, onCleanup, signalGroup, track } from '#harness/processes.ts'
 import { exportSandbox, sandboxed } from '#harness/sandbox.ts'
 import { startCeilingMs } from '#harness/spawnServer.ts'
+import { stageReach } from '#harness/stageReach.ts'
+import type { CallResult, ExportRequest } from './callExport.ts'
+import { deniedSolutionRead } from './copiedAnswers.ts'
+
+export type { CallResult } from './callExport.ts'
 
 const SCRIPT = resolve(repoRoot, 'grader/policing/callExport.ts')
-/** Set by each grade(): the grading's data folder (and TMPDIR) when the learner code it calls runs sandboxed. */
-let sandboxData: { dataDir: string; tmp?: string } | undefined
-export function sandboxExports(data: { dataDir: string; tmp?: string } | undefined) {
-  sandboxData = data
-}
 
-/** The child's first line, written once tsx runs and before the learner file loads (callExport.ts). */
+/** The child's first line, written before the learner file loads (callExport.ts). */
 const READY = 'ready\n'
 
-export type CallResult = { ok: true; value: unknown } | { ok: false; error: string }
+/** One grade's calls into learner code: its bundles, and where its children may write. */
+export class LearnerExports {
+  private readonly bundles = new Map<string, Promise<string>>()
 
-/**
- * `inputs` are JSON texts, parsed in the child (JSON.parse('-0') keeps -0 and
- * lone surrogates survive as escapes). With `inputs` null, returns the export itself.
- * `timeoutMs` is the learner code's own time: it starts when the child says
- * it is ready, so a machine slow to start tsx is never "an endless loop".
- */
-export async function callLearnerExport(file: string, name: string, inputs: string[] | null, timeoutMs = 5_000): Promise<CallResult[]> {
-  const folder = dirname(file)
-  // A TMPDIR of its own for tsx's cache.
-  const own = exportTmp()
-  const env = childEnv({ TMPDIR: own })
-  // Sandboxed when the grading is (sandbox.ts); otherwise confined like the
-  // stage's server (confinement.ts), so a computed path cannot read solutions/.
-  const stage = Number(/^(\d+)-/.exec(basename(folder))?.[1] ?? Number.NaN)
-  const permissions = !sandboxData && Number.isInteger(stage) ? confinementArgs({ stage, readable: [folder, SCRIPT], writable: [own], cwd: folder }) : []
-  const sandbox = sandboxData ? exportSandbox(file, SCRIPT, sandboxData.dataDir, sandboxData.tmp) : undefined
-  const command = sandboxed(sandbox, env, [process.execPath, ...permissions, '--import', 'tsx', SCRIPT])
-  const child = spawn(command.file, command.args, {
-    cwd: permissions.length ? folder : repoRoot,
-    detached: true,
-    env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  })
-  track(child)
-  let out = ''
-  let err = ''
-  child.stdout.on('data', (c: Buffer) => (out += c))
-  child.stderr.on('data', (c: Buffer) => (err += c))
-  child.stdin.end(JSON.stringify({ file, name, inputs }))
-  const kill = () => signalGroup(child, 'SIGKILL')
-  const starting = startCeilingMs()
-  let ready = false
-  let timer = setTimeout(kill, starting)
-  child.stdout.on('data', () => {
-    if (ready || !out.startsWith(READY)) return
-    ready = true
+  /**
+   * `buildDir`: where the bundles go. `sandbox`: the grading's data folder
+   * (and TMPDIR) when the learner code it calls runs sandboxed.
+   */
+  constructor(
+    private readonly buildDir: string,
+    private readonly sandbox: { dataDir: string; tmp?: string } | undefined,
+  ) {}
+
+  /**
+   * `timeoutMs` is the learner code's own time: it starts when the child
+   * says it is ready, so a machine slow to start a process is never "an
+   * endless loop". A query's files must be in the grading's data folder.
+   */
+  async call(file: string, request: ExportRequest, timeoutMs = 5_000): Promise<CallResult[]> {
+    const folder = dirname(file)
+    const stage = Number(/^(\d+)-/.exec(basename(folder))?.[1] ?? Number.NaN)
+    let built: string
+    try {
+      built = await this.bundleOf(file, stage)
+    } catch (error) {
+      throw new CheckFailure(`loading ${file} failed:\n${(error as Error).message}`)
+    }
+    // A TMPDIR of its own, never the one the grader uses.
+    const own = exportTmp()
+    const env = childEnv({ TMPDIR: own })
+    const files = request.kind === 'query' ? request.files.map(dirname) : []
+    // Sandboxed when the grading is (sandbox.ts); otherwise confined like the stage's server (confinement.ts).
+    const permissions =
+      !this.sandbox && Number.isInteger(stage)
+        ? confinementArgs({ stage, readable: [folder, this.buildDir, ...files], writable: [own], cwd: folder })
+        : []
+    const sandbox = this.sandbox ? exportSandbox(file, this.buildDir, this.sandbox.dataDir, this.sandbox.tmp) : undefined
+    const command = sandboxed(sandbox, env, [process.execPath, ...permissions, built])
+    const child = spawn(command.file, command.args, {
+      cwd: permissions.length ? folder : repoRoot,
+      detached: true,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    track(child)
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (c: Buffer) => (out += c))
+    child.stderr.on('data', (c: Buffer) => (err += c))
+    child.stdin.end(JSON.stringify(request))
+    const kill = () => signalGroup(child, 'SIGKILL')
+    const starting = startCeilingMs()
+    let ready = false
+    let timer = setTimeout(kill, starting)
+    child.stdout.on('data', () => {
+      if (ready || !out.startsWith(READY)) return
+      ready = true
+      clearTimeout(timer)
+      timer = setTimeout(kill, timeoutMs)
+    })
+    const code = await new Promise<number | null>((done) => child.once('close', done))
     clearTimeout(timer)
-    timer = setTimeout(kill, timeoutMs)
-  })
-  const code = await new Promise<number | null>((done) => child.once('close', done))
-  clearTimeout(timer)
-  const denied = code === null ? undefined : deniedSolutionRead(`stages/${basename(folder)}/${basename(file)}`, err)
-  if (denied) throw new CheckFailure(denied)
-  if (code !== 0)
-    throw new CheckFailure(
-      code !== null
-        ? `loading ${file} failed:\n${err.trim().split('\n').slice(0, 12).join('\n')}`
-        : ready
-          ? `calling ${name} from ${file} did not finish within ${timeoutMs} ms (an endless loop?)`
-          : `the grader's helper process did not start within ${starting / 1000} s (a very busy machine; LAB_START_TIMEOUT_S raises it)`,
-    )
-  return JSON.parse(out.slice(READY.length)) as CallResult[]
+    const denied = code === null ? undefined : deniedSolutionRead(`stages/${basename(folder)}/${basename(file)}`, err)
+    if (denied) throw new CheckFailure(denied)
+    const what = request.kind === 'query' ? `running the query ${request.name} of ${file}` : `calling ${request.name} from ${file}`
+    if (code !== 0)
+      throw new CheckFailure(
+        code !== null
+          ? `loading ${file} failed:\n${err.trim().split('\n').slice(0, 12).join('\n')}`
+          : ready
+            ? `${what} did not finish within ${timeoutMs} ms (an endless loop?)`
+            : `the grader's helper process did not start within ${starting / 1000} s (a very busy machine; LAB_START_TIMEOUT_S raises it)`,
+      )
+    return JSON.parse(out.slice(READY.length)) as CallResult[]
+  }
+
+  /** The file's bundle with callExport.ts, built on first use; it may read only what the file's stage may. */
+  private bundleOf(file: string, stage: number): Promise<string> {
+    let built = this.bundles.get(file)
+    if (!built) {
+      built = bundle({
+        entry: `import { answerExportRequest } from ${JSON.stringify(SCRIPT)}\nvoid answerExportRequest(() => import(${JSON.stringify(file)}))\n`,
+        resolveDir: dirname(file),
+        outBase: join(this.buildDir, `export-${this.bundles.size + 1}`),
+        readable: stageReach(stage, [dirname(file), SCRIPT]),
+      })
+      this.bundles.set(file, built)
+    }
+    return built
+  }
 }
 
 let tmp: string | undefined
 
-/**
- * One private TMPDIR per grader process for the export calls: tsx's cache
- * stays warm from one call to the next (a cold one costs seconds of the
- * call's time limit on a busy machine), and learner code never writes into
- * the cache the grader itself uses.
- */
+/** One private TMPDIR per grader process for the export calls: learner code never writes into the grader's own. */
 function exportTmp(): string {
   if (!tmp) {
     const dir = mkdtempSync(join(tmpdir(), 'idem-export-'))

@@ -1,7 +1,7 @@
 // The clocks a layer may read that the grader cannot move (bank/clock.ts
 // moves Date and the timers; harness/pgClock.ts moves PostgreSQL's now()).
 // When the graded folder reads one of these, each timed check is run again
-// on the real clock, and that run decides (runner.ts): the grade's clock can
+// on the real clock, and that run decides (engine/runCheck.ts): the grade's clock can
 // neither fail nor pass a lease or a TTL it does not drive.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'vitest'
 import { onCleanup } from '#harness/processes.ts'
-import { grade, type GradeOptions, type GradeResult } from '#grader/engine/runner.ts'
+import { grade, type GradeOptions, type GradeResult } from '#grader/grade.ts'
 import { leftoverAfter, processesWithMarker } from './procs.ts'
 
 const systemTmp = tmpdir()

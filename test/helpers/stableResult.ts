@@ -1,7 +1,7 @@
 // What must be equal between two grades of one code with one seed: the
 // verdicts, points, messages, hints and random inputs; not the timings, nor
 // the notes (how concurrent requests interleaved may differ).
-import type { GradeResult } from '#grader/engine/runner.ts'
+import type { GradeResult } from '#grader/grade.ts'
 
 export const stable = (r: GradeResult) => ({
   stage: r.stage,

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checksFor } from '#grader/checks/index.ts'
 import { stageByNumber } from '#harness/course.ts'
 import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
-import { grade, type GradeOptions, type GradeResult } from '#grader/engine/runner.ts'
+import { grade, type GradeOptions, type GradeResult } from '#grader/grade.ts'
 import { startPostgres, type PgServer } from '#harness/postgres.ts'
 
 export const failures = (r: GradeResult) => r.checks.filter((c) => !c.passed).map((c) => `${c.id}: ${c.message} (${r.rerun})`)
