@@ -83,7 +83,11 @@ export function createApp<K extends StoreKind>(
     send(res, jsonOutcome(201, { id, name, apiKey }))
   })
 
-  app.get('/admin/ledger', admin, async (_req, res) => send(res, jsonOutcome(200, await store.ledger())))
+  // ?client=cl_…&client=cl_…: only those clients' accounts and the entries they made.
+  app.get('/admin/ledger', admin, async (req, res) => {
+    const clients = req.query.client === undefined ? undefined : [req.query.client].flat().map(String)
+    send(res, jsonOutcome(200, await store.ledger(clients)))
+  })
   app.get('/admin/core', admin, (_req, res) => send(res, jsonOutcome(200, core.state())))
   app.put('/admin/core', admin, (req, res) => send(res, jsonOutcome(200, core.update(parse(CoreUpdate, req.body)))))
   clockAdmin(app, admin, parse)

@@ -56,9 +56,11 @@ export type SettingName = keyof Settings
 const settingNames = Object.keys(SETTINGS) as SettingName[]
 
 /** The settings as JSON (PUT /admin/instance): each optional, a missing one is its default. */
-export const SettingsBody = z.strictObject(Object.fromEntries(settingNames.map((name) => [name, SETTINGS[name].schema])) as {
-  [K in SettingName]: (typeof SETTINGS)[K]['schema']
-})
+export const SettingsBody = z.strictObject(
+  Object.fromEntries(settingNames.map((name) => [name, SETTINGS[name].schema])) as {
+    [K in SettingName]: (typeof SETTINGS)[K]['schema']
+  },
+)
 
 export type Config = {
   host: string
@@ -77,9 +79,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): Settings {
 
 /** The variables that start a bank with these settings (only those given). */
 export function settingsEnv(settings: Partial<Settings>): Record<string, string> {
-  return Object.fromEntries(
-    settingNames.filter((name) => settings[name] !== undefined).map((name) => [SETTINGS[name].variable, String(settings[name])]),
-  )
+  return Object.fromEntries(settingNames.filter((name) => settings[name] !== undefined).map((name) => [SETTINGS[name].variable, String(settings[name])]))
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

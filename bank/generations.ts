@@ -57,10 +57,7 @@ export type Generations = {
  * The first generation, opened by `open`, which every later one is opened by
  * too (with the store to keep, if any). Installs the timer tracking once.
  */
-export async function startGenerations(
-  config: Config,
-  open: (config: Config, keep?: Store<StoreKind>) => Promise<GenerationParts>,
-): Promise<Generations> {
+export async function startGenerations(config: Config, open: (config: Config, keep?: Store<StoreKind>) => Promise<GenerationParts>): Promise<Generations> {
   trackTimers()
   let count = 0
   const make = async (config: Config, keep?: Store<StoreKind>): Promise<Generation & GenerationParts> => {

@@ -23,8 +23,7 @@ const InstanceUpdate = z.strictObject({
     .optional(),
 })
 
-const settingsOf = (config: Config): Settings =>
-  Object.fromEntries(Object.keys(SETTINGS).map((name) => [name, config[name as keyof Settings]])) as Settings
+const settingsOf = (config: Config): Settings => Object.fromEntries(Object.keys(SETTINGS).map((name) => [name, config[name as keyof Settings]])) as Settings
 
 /** The database's name as PUT /admin/instance takes it: the SQLite file's, or the PostgreSQL database's. */
 const databaseOf = (config: Config) => (config.databaseUrl ? new URL(config.databaseUrl).pathname.slice(1) : basename(config.dbPath))

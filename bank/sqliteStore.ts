@@ -24,19 +24,18 @@ export function sqliteStore(db: Db): Store<Sqlite> {
     insertEntry.run(id, kind, clientId, from, to, amount, createdAt)
     return moved(plan, createdAt)
   }
+  // Whose rows: every client's (null), or those in a JSON array of client ids.
+  const ofClients = '(? IS NULL OR client_id IN (SELECT value FROM json_each(?)))'
+  const ledgerAccounts = db.prepare<[string | null, string | null], LedgerView['accounts'][number]>(
+    `SELECT id, client_id AS clientId, balance, opened_with AS openedWith FROM accounts WHERE ${ofClients} ORDER BY rowid`,
+  )
+  const ledgerEntries = db.prepare<[string | null, string | null], LedgerView['entries'][number]>(
+    `SELECT id, kind, client_id AS clientId, from_account AS "from", to_account AS "to", amount, created_at AS createdAt
+     FROM ledger WHERE ${ofClients} ORDER BY seq`,
+  )
   // One transaction, so accounts and entries come from one snapshot.
   const readLedger = db.transaction(
-    (): LedgerView => ({
-      accounts: db
-        .prepare<[], LedgerView['accounts'][number]>('SELECT id, client_id AS clientId, balance, opened_with AS openedWith FROM accounts ORDER BY rowid')
-        .all(),
-      entries: db
-        .prepare<[], LedgerView['entries'][number]>(
-          `SELECT id, kind, client_id AS clientId, from_account AS "from", to_account AS "to", amount, created_at AS createdAt
-           FROM ledger ORDER BY seq`,
-        )
-        .all(),
-    }),
+    (clients: string | null): LedgerView => ({ accounts: ledgerAccounts.all(clients, clients), entries: ledgerEntries.all(clients, clients) }),
   )
 
   return {
@@ -62,8 +61,8 @@ export function sqliteStore(db: Db): Store<Sqlite> {
     async entry(kind, id, clientId) {
       return getEntry.get(id, kind, clientId)
     },
-    async ledger() {
-      return readLedger()
+    async ledger(clients) {
+      return readLedger(clients ? JSON.stringify(clients) : null)
     },
     async runMoneyMove(clientId, move, inSameTransaction) {
       // better-sqlite3's transaction is synchronous: its body runs to the end

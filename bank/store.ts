@@ -24,7 +24,8 @@ export interface Store<K extends StoreKind> {
   account(id: string): Promise<AccountRow | undefined>
   /** The client's own entry of this kind, if any. */
   entry(kind: Move['kind'], id: string, clientId: string): Promise<EntryView | undefined>
-  ledger(): Promise<LedgerView>
+  /** Every account and entry, or only those of `clients` (their accounts, and the entries they made). */
+  ledger(clients?: string[]): Promise<LedgerView>
   /**
    * One money movement in one transaction: read the accounts, decide
    * (money.ts), apply, then `inSameTransaction`, then commit; if anything

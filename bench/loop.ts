@@ -8,6 +8,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { commandArgv } from '#harness/commands.ts'
 import { course, stageByNumber } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { signalGroup, track } from '#harness/processes.ts'
@@ -70,7 +71,8 @@ async function saveToVerdict(stageNumber: number, seed: number): Promise<Pick<Lo
     for (const file of s.edits) cpSync(resolve(repoRoot, 'solutions', s.folder, file), join(checkout, 'stages', s.folder, file))
   }
   const folder = join(checkout, 'stages', stage.folder)
-  const child = spawn(process.execPath, ['--import', 'tsx', 'grader/cli/watch.ts', String(stageNumber), '--dir', checkout, '--seed', String(seed)], {
+  const [node, ...argv] = commandArgv('grader/cli/watch.ts', [String(stageNumber), '--dir', checkout, '--seed', String(seed)])
+  const child = spawn(node!, argv, {
     cwd: repoRoot,
     env: { ...process.env, FORCE_COLOR: '0' },
     detached: true,

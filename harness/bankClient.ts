@@ -95,8 +95,17 @@ export class BankClient {
     return this.http.burst(this.server.endpoint, specs, onReply)
   }
 
-  ledger(): Promise<Ledger> {
-    return this.expectOk(this.admin({ path: '/admin/ledger' }), 200, 'Reading the ledger')
+  /**
+   * The whole bank's ledger, or only `of` these customers' accounts and the
+   * entries they made (asked of the server, and filtered here too: a server
+   * that ignores the query still gives the same answer).
+   */
+  async ledger(of?: Customer[]): Promise<Ledger> {
+    if (!of) return this.expectOk(this.admin({ path: '/admin/ledger' }), 200, 'Reading the ledger')
+    const ids = new Set(of.map((c) => c.id))
+    const query = of.map((c) => `client=${encodeURIComponent(c.id)}`).join('&')
+    const ledger: Ledger = await this.expectOk(this.admin({ path: `/admin/ledger?${query}` }), 200, 'Reading the ledger')
+    return { accounts: ledger.accounts.filter((a) => ids.has(a.clientId)), entries: ledger.entries.filter((e) => ids.has(e.clientId)) }
   }
 
   core(change: CoreSettings): Promise<CoreSettings & { inflight: number }> {

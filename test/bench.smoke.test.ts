@@ -2,6 +2,7 @@
 // the stage 0 starter and the stage 5 solution writes a complete JSON report.
 // Only the shape and the signs are checked: the figures themselves depend on
 // the machine (the real run is `npm run bench`, not part of `npm test`).
+import { LAUNCHER } from '#harness/commands.ts'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
@@ -15,7 +16,7 @@ afterAll(() => scratch.disposeExpectingNoneLeft('server processes left running b
 it('measures fresh keys and replays for two stages and writes the ratios', async () => {
   const file = join(scratch.path, 'bench.json')
   const args = ['--seconds', '0.3', '--rounds', '1', '--stages', '0,5', '--parts', 'load', '--json', file]
-  const run = await startGradeCli(args, scratch.path, [process.execPath, '--import', 'tsx', 'bench/cli.ts']).done
+  const run = await startGradeCli(args, scratch.path, [process.execPath, LAUNCHER, 'bench/cli.ts']).done
   expect(run.code, run.stdout + run.stderr).toBe(0)
   expect(run.stdout).toContain('freshRatio')
 

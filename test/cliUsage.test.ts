@@ -2,6 +2,7 @@
 // know is the user's mistake, told in one line with the command's usage and
 // exit code 2, never a stack trace. And a grade narrowed with --only prints a
 // rerun line that narrows it the same way.
+import { LAUNCHER } from '#harness/commands.ts'
 import { execFile } from 'node:child_process'
 import { type ParseArgsConfig, parseArgs } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -33,9 +34,8 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', ...args],
-      // LAB_HOME: hint must not touch the course's own .lab/ even if it got that far. TMPDIR stays
-      // the system's: tsx keeps its compile cache there, and none of these runs starts a server.
+      [LAUNCHER, ...args],
+      // LAB_HOME: hint must not touch the course's own .lab/ even if it got that far. None of these runs starts a server.
       { cwd: repoRoot, env: { ...process.env, FORCE_COLOR: '0', LAB_HOME: scratch.path }, timeout: SPAWN_LIMIT_MS },
       (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
     )

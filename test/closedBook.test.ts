@@ -28,7 +28,7 @@ function cloneWithoutSolutions(): string {
 async function gradeAllIn(clone: string, name: string): Promise<{ out: string; result: GradeAllResult }> {
   const json = join(scratch.path, `${name}.json`)
   const { code, out } = await new Promise<{ code: number | null; out: string }>((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'grader/cli/grade.ts', 'all', '--seed', '3', '--json', json], {
+    const child = spawn(process.execPath, ['harness/launch.mjs', 'grader/cli/grade.ts', 'all', '--seed', '3', '--json', json], {
       cwd: clone,
       env: { ...process.env, TMPDIR: scratch.path, FORCE_COLOR: '0' },
     })

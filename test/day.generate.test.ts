@@ -1,5 +1,6 @@
 // The committed day is exactly what its seed generates, and it is the day the
 // docs describe: about 20,000 attempts, a few MB, every field valid.
+import { LAUNCHER } from '#harness/commands.ts'
 import { createHash } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -18,7 +19,7 @@ describe('the committed day', () => {
     const dir = mkdtempSync(join(tmpdir(), 'day-'))
     try {
       const out = join(dir, 'day.jsonl')
-      execFileSync(process.execPath, ['--import', 'tsx', 'logs/generate.ts', '--seed', String(DAY_SEED), '--requests', String(DAY_ATTEMPTS), '--out', out], {
+      execFileSync(process.execPath, [LAUNCHER, 'logs/generate.ts', '--seed', String(DAY_SEED), '--requests', String(DAY_ATTEMPTS), '--out', out], {
         cwd: repoRoot,
         stdio: 'pipe',
       })

@@ -3,6 +3,7 @@
 // and next step in the language chosen, read from the pack. Every pack holds
 // every stage, check and message of the course, translated from the English
 // the course has now, with the same placeholders.
+import { LAUNCHER } from '#harness/commands.ts'
 import { execFile } from 'node:child_process'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -115,7 +116,7 @@ describe('choosing the language', () => {
     new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
       execFile(
         process.execPath,
-        ['--import', 'tsx', 'grader/cli/hint.ts', ...args],
+        [LAUNCHER, 'grader/cli/hint.ts', ...args],
         { cwd: repoRoot, env: { ...process.env, FORCE_COLOR: '0', LC_ALL: '', LC_MESSAGES: '', ...env } },
         (error, stdout, stderr) => done({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr }),
       ),

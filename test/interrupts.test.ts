@@ -8,6 +8,7 @@
 // Every command is interrupted at a moment it has reached (a check line
 // printed, a grader child's server running), found by polling, never by a
 // guessed delay. No assertion is on wall time.
+import { LAUNCHER } from '#harness/commands.ts'
 import { spawnSync } from 'node:child_process'
 import { cpSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
@@ -23,7 +24,7 @@ const scratch = scratchDir('interrupts')
 
 afterAll(() => scratch.disposeExpectingNoneLeft())
 
-const node = (script: string) => [process.execPath, '--import', 'tsx', script]
+const node = (script: string) => [process.execPath, LAUNCHER, script]
 
 /** A TMPDIR of its own for one command: the marker of every process it starts. */
 function runDir(label: string): string {
@@ -141,7 +142,7 @@ function storedRuns(store: string): Row[] {
 }
 
 function scores(store: string, tmp: string): string {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'grader/scores/cli.ts', '--store', store], {
+  const r = spawnSync(process.execPath, [LAUNCHER, 'grader/scores/cli.ts', '--store', store], {
     cwd: repoRoot,
     env: { ...process.env, TMPDIR: tmp, FORCE_COLOR: '0' },
     encoding: 'utf8',

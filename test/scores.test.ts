@@ -1,5 +1,6 @@
 // The results store, `npm run scores` and `npm run scores:import`, on a
 // made-up class (scores.fixture.ts) and on result files the real grader wrote.
+import { LAUNCHER } from '#harness/commands.ts'
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -221,14 +222,10 @@ describe('npm run scores:import', () => {
     const ci = join(dir, 'ci', 'artifacts')
     mkdirSync(ci, { recursive: true })
     // A real result file, as the CI template produces it.
-    const graded = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', 'grader/cli/grade.ts', '0', '--solution', '--seed', '11', '--json', join(ci, 'alice.json')],
-      {
-        cwd: repoRoot,
-        encoding: 'utf8',
-      },
-    )
+    const graded = spawnSync(process.execPath, [LAUNCHER, 'grader/cli/grade.ts', '0', '--solution', '--seed', '11', '--json', join(ci, 'alice.json')], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    })
     expect(graded.status, graded.stdout + graded.stderr).toBe(0)
     const alice = JSON.parse(readFileSync(join(ci, 'alice.json'), 'utf8'))
     writeFileSync(join(ci, 'result.json'), JSON.stringify({ ...alice, learner: 'bob', gradedAt: '2026-03-14T09:00:00Z' }))

@@ -48,16 +48,20 @@ export async function openPgStore(url: string, poolMax: number): Promise<Store<P
       )
       return rows[0] && { ...rows[0], createdAt: iso(rows[0].createdAt) }
     },
-    ledger() {
+    ledger(clients) {
       // REPEATABLE READ: accounts and entries from one snapshot, as SQLite's transaction gives.
       return inTransaction(pool, async (tx) => {
         await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ')
+        // Whose rows: every client's (null), or those listed.
+        const ofClients = '($1::text[] IS NULL OR client_id = ANY($1))'
         const accounts = await tx.query<LedgerView['accounts'][number]>(
-          'SELECT id, client_id AS "clientId", balance, opened_with AS "openedWith" FROM accounts ORDER BY seq',
+          `SELECT id, client_id AS "clientId", balance, opened_with AS "openedWith" FROM accounts WHERE ${ofClients} ORDER BY seq`,
+          [clients ?? null],
         )
         const entries = await tx.query<Omit<LedgerView['entries'][number], 'createdAt'> & { createdAt: Date }>(
           `SELECT id, kind, client_id AS "clientId", from_account AS "from", to_account AS "to", amount, created_at AS "createdAt"
-           FROM ledger ORDER BY seq`,
+           FROM ledger WHERE ${ofClients} ORDER BY seq`,
+          [clients ?? null],
         )
         return { accounts: accounts.rows, entries: entries.rows.map((e) => ({ ...e, createdAt: iso(e.createdAt) })) }
       })

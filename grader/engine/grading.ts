@@ -1,4 +1,4 @@
-// One grade, from start to end, owned here: 
+// One grade, from start to end, owned here:
 //   prepare: its workspace, admin token and clock, its PostgreSQL (stage 6),
 //     the pool of its bank processes (instancePool.ts);
 //   start:   the bundle of the bank and the graded code (serverBuild.ts),
@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto'
 import { basename } from 'node:path'
 import { type Settings, settingsEnv } from '#bank/config.ts'
 import { clockIsControlled } from '#harness/adminRoutes.ts'
-import { BundleError, holdBundler } from '#harness/bundle.ts'
+import { BundleError, holdBundler } from '#harness/bundle.mjs'
 import { stageByNumber, type Stage } from '#harness/course.ts'
 import { GradeClock } from '#harness/gradeClock.ts'
 import type { Exchange } from '#harness/http.ts'

@@ -60,7 +60,13 @@ export function failedToStart(check: Check, stage: Stage, reason: string, graded
 
 /** Every check after the first, when the server did not start: listed, with no copy of the error. */
 export function notRun(check: Check, stage: Stage, firstId: string): CheckResult {
-  return unrun(check, stage, { passed: false, status: 'error', maxPoints: check.points, message: `not run: the server did not start (see ${firstId})`, hint: '' })
+  return unrun(check, stage, {
+    passed: false,
+    status: 'error',
+    maxPoints: check.points,
+    message: `not run: the server did not start (see ${firstId})`,
+    hint: '',
+  })
 }
 
 /** True for the checks notRun() produced: the report prints them on one line each. */

@@ -40,14 +40,17 @@ function answer(request: ExportRequest, exported: unknown): CallResult[] {
     return request.inputs.map((text) => attempt(() => (exported as (v: unknown) => unknown)(JSON.parse(text))))
   }
   if (typeof exported !== 'string' || !exported.trim()) return [{ ok: false, error: `${request.name} is not a SQL query (a string)` }]
-  return [{ ok: true, value: exported }, ...request.files.map((file) =>
-    attempt(() => {
-      const db = new Database(file, { readonly: true, fileMustExist: true })
-      try {
-        return (db.prepare(exported).all() as Array<{ id?: unknown }>).map((row) => String(row.id))
-      } finally {
-        db.close()
-      }
-    }),
-  )]
+  return [
+    { ok: true, value: exported },
+    ...request.files.map((file) =>
+      attempt(() => {
+        const db = new Database(file, { readonly: true, fileMustExist: true })
+        try {
+          return (db.prepare(exported).all() as Array<{ id?: unknown }>).map((row) => String(row.id))
+        } finally {
+          db.close()
+        }
+      }),
+    ),
+  ]
 }

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
-import { bundle } from '#harness/bundle.ts'
+import { bundle } from '#harness/bundle.mjs'
 import { confinementArgs } from '#harness/confinement.ts'
 import { CheckFailure } from '#harness/failure.ts'
 import { repoRoot } from '#harness/paths.ts'
@@ -60,9 +60,7 @@ export class LearnerExports {
     const files = request.kind === 'query' ? request.files.map(dirname) : []
     // Sandboxed when the grading is (sandbox.ts); otherwise confined like the stage's server (confinement.ts).
     const permissions =
-      !this.sandbox && Number.isInteger(stage)
-        ? confinementArgs({ stage, readable: [folder, this.buildDir, ...files], writable: [own], cwd: folder })
-        : []
+      !this.sandbox && Number.isInteger(stage) ? confinementArgs({ stage, readable: [folder, this.buildDir, ...files], writable: [own], cwd: folder }) : []
     const sandbox = this.sandbox ? exportSandbox(file, this.buildDir, this.sandbox.dataDir, this.sandbox.tmp) : undefined
     const command = sandboxed(sandbox, env, [process.execPath, ...permissions, built])
     const child = spawn(command.file, command.args, {
@@ -112,7 +110,7 @@ export class LearnerExports {
         resolveDir: dirname(file),
         outBase: join(this.buildDir, `export-${this.bundles.size + 1}`),
         readable: stageReach(stage, [dirname(file), SCRIPT]),
-      })
+      }).then((built) => built.file)
       this.bundles.set(file, built)
     }
     return built

@@ -1,5 +1,5 @@
 // Grades one learner's checkout in a grader child process of its own:
-// `node --import tsx grader/cli/grade.ts <stage> --dir <checkout> --seed N --sandbox --json-fd 3`.
+// `node harness/launch.mjs grader/cli/grade.ts <stage> --dir <checkout> --seed N --sandbox --json-fd 3`.
 // The child never loads learner code (its servers do, sandboxed), and its
 // result comes back over a pipe on fd 3: not through a file, which a process
 // of the submission might find and rewrite. A socket pair cannot be reopened
@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { checksOfGrade } from '../checks/index.ts'
 import { skippedOnDatabase } from '../engine/check.ts'
 import type { Stage } from '#harness/course.ts'
+import { commandArgv } from '#harness/commands.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { stopGroup, track } from '#harness/processes.ts'
 import { rerunCommand } from '../engine/rerun.ts'
@@ -61,7 +62,6 @@ export type SubmissionResult = {
   raw?: unknown
 }
 
-const CLI = resolve(repoRoot, 'grader', 'cli', 'grade.ts')
 const LOG_LIMIT = 16 * 1024
 
 export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionResult> {
@@ -73,41 +73,35 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
 
   // A checkout with lab-server.sh at its root is a server of its own (CodeCrafters' your_program.sh): graded by running it.
   const ownServer = existsSync(join(o.checkout, CHECKOUT_SERVER_SCRIPT)) ? ['--server', `sh ${CHECKOUT_SERVER_SCRIPT}`] : []
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      CLI,
-      String(o.stage.number),
-      '--dir',
-      o.checkout,
-      ...ownServer,
-      '--seed',
-      String(o.seed),
-      o.sandbox ? '--sandbox' : '--no-sandbox',
-      ...(o.histories === undefined ? [] : ['--histories', String(o.histories)]),
-      '--json-fd',
-      '3',
-    ],
-    {
-      cwd: repoRoot,
-      detached: true, // a process group of its own, killed as a whole at the time limit
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-      // Nothing of the instructor's environment: no tokens, no real HOME. The
-      // private HOME also marks every process this grading starts (strays.ts).
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: home,
-        TMPDIR: tmp,
-        // Not the course's .lab/: a language a learner chose there must not translate the log stored with a result.
-        LAB_HOME: join(home, '.lab'),
-        NODE_OPTIONS: `--max-old-space-size=${o.memoryMb}`,
-        // The instructor's limits for learner code (harness/limits.ts), when set.
-        ...(process.env.LAB_LIMITS === undefined ? {} : { LAB_LIMITS: process.env.LAB_LIMITS }),
-      },
+  const [node, ...argv] = commandArgv('grader/cli/grade.ts', [
+    String(o.stage.number),
+    '--dir',
+    o.checkout,
+    ...ownServer,
+    '--seed',
+    String(o.seed),
+    o.sandbox ? '--sandbox' : '--no-sandbox',
+    ...(o.histories === undefined ? [] : ['--histories', String(o.histories)]),
+    '--json-fd',
+    '3',
+  ])
+  const child = spawn(node!, argv, {
+    cwd: repoRoot,
+    detached: true, // a process group of its own, killed as a whole at the time limit
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    // Nothing of the instructor's environment: no tokens, no real HOME. The
+    // private HOME also marks every process this grading starts (strays.ts).
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: home,
+      TMPDIR: tmp,
+      // Not the course's .lab/: a language a learner chose there must not translate the log stored with a result.
+      LAB_HOME: join(home, '.lab'),
+      NODE_OPTIONS: `--max-old-space-size=${o.memoryMb}`,
+      // The instructor's limits for learner code (harness/limits.ts), when set.
+      ...(process.env.LAB_LIMITS === undefined ? {} : { LAB_LIMITS: process.env.LAB_LIMITS }),
     },
-  )
+  })
   // Interrupted or at its limit, it gets time to stop its servers and its PostgreSQL and remove what they leave.
   track(child, GRADER_GRACE_MS)
   let log = ''

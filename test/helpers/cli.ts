@@ -2,6 +2,7 @@
 // TMPDIR pointing at a folder of the test's so the servers it starts carry
 // that folder in their LAB_DB (see scratch.ts).
 import { spawn, type ChildProcess } from 'node:child_process'
+import { commandArgv } from '#harness/commands.ts'
 import { repoRoot } from '#harness/paths.ts'
 
 export type CliRun = {
@@ -39,4 +40,4 @@ export function startGradeCli(args: string[], tmp: string, command = ['npm', 'ru
 export const runGradeCli = (args: string[], tmp: string) => startGradeCli(args, tmp).done
 
 /** The same program without npm in front: for the many short runs that only check arguments. */
-export const runCliDirectly = (args: string[], tmp: string) => startGradeCli(args, tmp, [process.execPath, '--import', 'tsx', 'grader/cli/grade.ts']).done
+export const runCliDirectly = (args: string[], tmp: string) => startGradeCli(args, tmp, commandArgv('grader/cli/grade.ts')).done
