@@ -17,7 +17,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { repoRoot } from '#harness/paths.ts'
 import { generateDay } from '../logs/generator.ts'
 import { startGradeCli, type CliRun } from './helpers/cli.ts'
-import { leftoverAfter, processesWithMarker, waitFor } from './helpers/procs.ts'
+import { isBankServer, leftoverAfter, processesWithMarker, waitFor } from './helpers/procs.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 const scratch = scratchDir('interrupts')
@@ -165,7 +165,7 @@ describe('interrupting a roster', () => {
     /** A bank server of bob's grading: his grader child is mid-grade (alice's line is printed once her servers are gone). */
     const bobServing = (tmp: string) => () =>
       processesWithMarker(tmp).some((p) => p.cmdline.includes('grader/cli/grade.ts') && p.cmdline.includes(join(roster, 'bob'))) &&
-      processesWithMarker(tmp).some((p) => p.cmdline.includes('bank/main.ts'))
+      processesWithMarker(tmp).some((p) => isBankServer(p.cmdline))
 
     // Stage 1 of both, to the end: a column in which bob has a result.
     const first = rosterRun(runDir('roster-stage1'), '1', '--jobs', '2')

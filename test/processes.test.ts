@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { stageByNumber } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { startGradeCli } from './helpers/cli.ts'
-import { descendantsOf, leftoverAfter, processesWithMarker, stillRunning, waitFor } from './helpers/procs.ts'
+import { descendantsOf, isBankServer, isLearnerCodeChild, leftoverAfter, processesWithMarker, stillRunning, waitFor } from './helpers/procs.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 const stage0 = stageByNumber(0)
@@ -35,7 +35,7 @@ async function gradeStuckInLearnerCode(runTmp: string) {
     // A server may take up to the 60 s start-up ceiling on a loaded machine; the first five checks come after it.
     await waitFor(() => (run.output().includes('[auth-and-ownership]') ? true : undefined), 'the first five checks', 150_000)
     learnerChild = await waitFor(
-      () => descendantsOf(run.child.pid!).find((p) => p.cmdline.includes('grader/policing/callExport.ts') && leader(p)),
+      () => descendantsOf(run.child.pid!).find((p) => isLearnerCodeChild(p.cmdline) && leader(p)),
       'the child running the learner file',
       60_000,
     )
@@ -46,7 +46,7 @@ async function gradeStuckInLearnerCode(runTmp: string) {
     await run.done
     throw error
   }
-  const servers = processesWithMarker(runTmp).filter((p) => p.cmdline.includes('bank/main.ts') && leader(p))
+  const servers = processesWithMarker(runTmp).filter((p) => isBankServer(p.cmdline) && leader(p))
   expect(servers, 'exactly one server is running').toHaveLength(1)
   return { run, server: servers[0]!, learnerChild, all: descendantsOf(run.child.pid!) }
 }
@@ -103,7 +103,7 @@ async function interruptOnceServing(command: string[], label: string) {
   const runTmp = join(scratch.path, label)
   mkdirSync(runTmp)
   const run = startGradeCli([], runTmp, command)
-  await waitFor(() => processesWithMarker(runTmp).find((p) => p.cmdline.includes('bank/main.ts')), `a bank server of ${label}`, 60_000)
+  await waitFor(() => processesWithMarker(runTmp).find((p) => isBankServer(p.cmdline)), `a bank server of ${label}`, 60_000)
   process.kill(-run.child.pid!, 'SIGINT')
   const exit = await run.done
   expect(exit.code === 0, exit.stdout + exit.stderr).toBe(false)
@@ -136,7 +136,7 @@ describe('Ctrl-C of a stage 6 grade leaves no PostgreSQL behind', () => {
       () => {
         const ours = processesWithMarker(runTmp)
         const servers = ours.filter((p) => /(^|\/)postgres( |$)|^postgres:/.test(p.cmdline))
-        return servers.length > 0 && ours.some((p) => p.cmdline.includes('bank/main.ts')) ? servers : undefined
+        return servers.length > 0 && ours.some((p) => isBankServer(p.cmdline)) ? servers : undefined
       },
       'a bank server on the embedded PostgreSQL',
       150_000,

@@ -29,6 +29,12 @@ function environ(pid: number): string {
 }
 
 /** Every live process (zombies excluded: they have exited and hold no resources but a pid). */
+/** A bank server's command line: the grade's bundle of the bank (harness/serverBuild.ts), or bank/main.ts under tsx. */
+export const isBankServer = (cmdline: string) => /\/bank\.[cm]js\b/.test(cmdline) || cmdline.includes('bank/main.ts')
+
+/** The child that runs a learner's export (grader/policing/learnerCode.ts): its bundle, export-N.cjs. */
+export const isLearnerCodeChild = (cmdline: string) => /\/export-\d+\.[cm]js\b/.test(cmdline)
+
 export function listProcesses(): Proc[] {
   return readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
