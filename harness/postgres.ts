@@ -225,32 +225,48 @@ async function waitReady(url: string, server: ChildProcess, log: () => string): 
 }
 
 /**
- * A grade's databases: one per database file the runner hands out (the shared
+ * A grade's databases: one per database file the grade hands out (the shared
  * instance's, or a check's fresh one), created on first use, so instances
- * started on "the same database" share one; all dropped, and the server
- * stopped (unless it is `shared` by several grades), by dispose().
+ * started on "the same database" share one. CREATE DATABASE takes a fifth of
+ * a second, so once a grade has asked for a second database, the next one is
+ * made in the background, ready when a check asks. dispose() drops them all
+ * on a server several grades share (`shared`), and otherwise stops the
+ * server, whose folder goes with them.
  */
 type ClockedTimeline = { followDatabase(database: PgDatabase): Promise<void> }
 
 export function databasesPerPath(server: PgServer, { shared = false }: { shared?: boolean } = {}) {
   const made = new Map<string, Promise<PgDatabase>>()
+  let ready: Promise<PgDatabase> | undefined
+  /** The database made ahead, or (none, or it was not made) a new one. */
+  const next = () => {
+    const database = ready ? ready.catch(() => server.createDatabase()) : server.createDatabase()
+    ready = undefined
+    return database
+  }
   return {
     server,
     /** The settings that point an instance at `dbPath`'s database; a database made now follows `clock`. */
     async envFor(dbPath: string, clock?: ClockedTimeline): Promise<Record<string, string>> {
       let database = made.get(dbPath)
       if (!database) {
-        const creating = server.createDatabase().then(async (db) => {
+        const first = made.size === 0
+        const creating = next().then(async (db) => {
           await clock?.followDatabase(db)
           return db
         })
         made.set(dbPath, (database = creating))
+        if (!first) {
+          ready = server.createDatabase()
+          ready.catch(() => undefined) // not made: next() makes one when asked
+        }
       }
       return { LAB_DATABASE_URL: (await database).url }
     },
     async dispose(): Promise<void> {
-      for (const database of made.values()) await (await database).drop().catch(() => undefined)
-      if (!shared) await server.stop()
+      const spare = await ready?.catch(() => undefined)
+      if (!shared) return server.stop()
+      for (const database of [...made.values(), ...(spare ? [Promise.resolve(spare)] : [])]) await (await database).drop().catch(() => undefined)
     },
   }
 }

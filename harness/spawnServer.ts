@@ -39,6 +39,13 @@ export type ServerOptions = {
   command?: ServerCommand
   /** The grade's timeline: every start stands at its moment, and it moves the server from then on (gradeClock.ts). */
   clock?: GradeClock
+  /**
+   * A warm process to become instead of spawning one at a (re)start: a
+   * process of the same build, already started and given this instance's
+   * settings and database (the grade's instance pool keeps one ready), or
+   * undefined when there is none.
+   */
+  warm?: (server: ServerProcess) => Promise<ServerProcess | undefined>
 }
 
 export class ServerStartError extends Error {}
@@ -119,6 +126,8 @@ export class ServerProcess {
   private listening = new ListeningWatch()
   /** True while we are stopping or crashing it on purpose. */
   private stopping = false
+  /** Whom the current process's output and exit are told to: this server, or the one that took the process over (takeOver). */
+  private listener: { to: ServerProcess } = { to: this }
   /** Set when the process exits on its own (not by stop or crash). */
   unexpectedExit: string | undefined
   /** Wakes a start that waits for the "listening" line: called when its output changes what the watch says, and on its exit. */
@@ -129,6 +138,8 @@ export class ServerProcess {
   lastStartMs = 0
   /** Processes spawned so far: the first start and every restart. */
   starts = 0
+  /** It has had a process: a start now is a restart (and a warm process may take it: ServerOptions.warm). */
+  private ran = false
   /** Time spent inside start() so far, a start under way included: a check's time limit leaves it out. */
   private startingTotalMs = 0
   private startingSince: number | undefined
@@ -145,7 +156,7 @@ export class ServerProcess {
    * settings (the grader renewed it: bank/generations.ts); a restart starts
    * it that way.
    */
-  adopt(dbPath: string, env: Record<string, string>): void {
+  reconfigured(dbPath: string, env: Record<string, string>): void {
     this.current = { ...this.current, dbPath, env }
   }
 
@@ -188,12 +199,19 @@ export class ServerProcess {
     return this.startingTotalMs + (this.startingSince === undefined ? 0 : now - this.startingSince)
   }
 
-  /** Starts the server; after stop() or crash(), again on the same database file (the port may change). */
+  /**
+   * Starts the server; after stop() or crash(), again on the same database
+   * file (the port may change): a warm process takes its place when the
+   * options offer one, a new one is spawned otherwise.
+   */
   async start(): Promise<void> {
     const since = performance.now()
     this.startingSince = since
     try {
-      await this.spawnAndWait()
+      const spare = this.ran ? await this.current.warm?.(this) : undefined
+      if (spare) this.takeOver(spare)
+      else await this.spawnAndWait()
+      this.ran = true
       this.lastStartMs = Math.round(performance.now() - since)
     } finally {
       this.startingTotalMs += performance.now() - since
@@ -219,12 +237,13 @@ export class ServerProcess {
     track(child)
     // Every chunk is drained and read at once, in time proportional to its size: a flood never stalls the server nor the verdict.
     const listening = (this.listening = new ListeningWatch())
+    const listener = (this.listener = { to: this as ServerProcess })
     const noticed = (changed: boolean) => {
-      if (changed && this.listening === listening) this.wake()
+      if (changed && listener.to.listening === listening) listener.to.wake()
     }
     for (const stream of ['stdout', 'stderr'] as const) {
       child[stream]!.on('data', (chunk: Buffer) => {
-        this.log.append(chunk)
+        listener.to.log.append(chunk)
         noticed(listening.feed(stream, chunk))
       })
       child[stream]!.once('end', () => noticed(listening.end(stream)))
@@ -232,8 +251,9 @@ export class ServerProcess {
     this.outputEnded = new Promise((resolve) => child.once('close', () => resolve()))
     child.once('exit', (code, signal) => {
       void releasePidsCgroup(cgroup) // its pids cgroup (limits.ts), once the sandbox's last process is gone
-      if (this.child === child && !this.stopping) this.unexpectedExit = signal ? `killed by ${signal}` : `exited with code ${code}`
-      this.wake()
+      const owner = listener.to
+      if (owner.child === child && !owner.stopping) owner.unexpectedExit = signal ? `killed by ${signal}` : `exited with code ${code}`
+      owner.wake()
     })
 
     const deadline = Date.now() + timeoutMs
@@ -245,6 +265,21 @@ export class ServerProcess {
       await this.stop()
       throw error
     }
+  }
+
+  /**
+   * Becomes `spare`'s running process: from now on its output, its exit and
+   * its address are this server's, and `spare` has none. Its log so far (its
+   * start) is carried over, so this server's log still shows the start.
+   */
+  private takeOver(spare: ServerProcess): void {
+    void this.socket?.agent.close()
+    this.log.append(spare.log.text())
+    Object.assign(this, { child: spare.child, url: spare.url, socket: spare.socket, listening: spare.listening, outputEnded: spare.outputEnded })
+    this.listener = spare.listener
+    this.listener.to = this
+    this.unexpectedExit = undefined
+    Object.assign(spare, { child: undefined, socket: undefined, listener: { to: spare } })
   }
 
   private async waitForListening(deadline: number, timeoutMs: number): Promise<string> {

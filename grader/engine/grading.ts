@@ -21,7 +21,7 @@ import { InterruptedError, interrupted } from '#harness/processes.ts'
 import { stageSandbox, type SandboxSpec } from '#harness/sandbox.ts'
 import { buildServer } from '#harness/serverBuild.ts'
 import type { ServerCommand } from '#harness/serverCommand.ts'
-import { ServerProcess } from '#harness/spawnServer.ts'
+import { ServerProcess, type ServerOptions } from '#harness/spawnServer.ts'
 import { Workspace, type ScanTarget, type Source } from '#harness/workspace.ts'
 import { deniedSolutionRead, describeRefusals, findCopiedAnswers } from '../policing/copiedAnswers.ts'
 import { LearnerExports } from '../policing/learnerCode.ts'
@@ -178,7 +178,7 @@ class Grading implements CheckRunGround {
       newDbPath: () => workspace.newDbPath(),
       databaseEnv: async (dbPath, clock) => (pg ? await pg.envFor(dbPath, clock) : {}),
       databaseName: async (dbPath, clock) => (pg ? new URL((await pg.envFor(dbPath, clock)).LAB_DATABASE_URL!).pathname.slice(1) : basename(dbPath)),
-      server: (dbPath, settings, clock) => this.newServer(dbPath, settings, clock),
+      server: (dbPath, settings, clock, warm) => this.newServer(dbPath, settings, clock, warm),
     })
   }
 
@@ -280,10 +280,10 @@ class Grading implements CheckRunGround {
   }
 
   /** A server process of the grade (not started), on `dbPath` with `settings`. */
-  private async newServer(dbPath: string, settings: Partial<Settings>, clock: GradeClock): Promise<ServerProcess> {
+  private async newServer(dbPath: string, settings: Partial<Settings>, clock: GradeClock, warm?: ServerOptions['warm']): Promise<ServerProcess> {
     const { options, workspace, adminToken } = this
     const env = { ...(await this.pg?.envFor(dbPath, clock)), ...settingsEnv(settings) }
-    const common = { clock, dbPath, adminToken, env, startTimeoutMs: options.startTimeoutMs, stageDir: workspace.stageDir(this.graded) }
+    const common = { clock, dbPath, adminToken, env, startTimeoutMs: options.startTimeoutMs, stageDir: workspace.stageDir(this.graded), warm }
     if (options.server)
       return new ServerProcess({
         ...common,
