@@ -87,8 +87,8 @@ export async function launch(entry, args) {
     console.error(`${entry} does not compile:\n${error.message}`)
     process.exit(2)
   }
-  // The command reads its arguments, and bundleStacks.ts its bundle, from argv as node would have set it.
-  process.argv = [process.argv[0] ?? process.execPath, file, ...args]
+  // argv as `node --import tsx entry args` sets it: the command is its TypeScript file, wherever it was compiled to.
+  process.argv = [process.argv[0] ?? process.execPath, resolve(root, entry), ...args]
   if (file.endsWith('.cjs')) createRequire(import.meta.url)(file)
   else await import(pathToFileURL(file).href)
 }

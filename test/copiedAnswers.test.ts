@@ -68,7 +68,12 @@ describe('grading a checkout that copies the answer', () => {
     const own = join(scratch.path, 'computed-direct-tmp')
     mkdirSync(own)
     const { code, log } = await new Promise<{ code: number | null; log: string }>((done) => {
-      const args = [...confinementArgs({ stage: 5, readable: [folder], writable: [own], cwd: folder, tsx: true }), '--import', 'tsx', join(folder, 'idempotency.ts')]
+      const args = [
+        ...confinementArgs({ stage: 5, readable: [folder], writable: [own], cwd: folder, tsx: true }),
+        '--import',
+        'tsx',
+        join(folder, 'idempotency.ts'),
+      ]
       const child = spawn(process.execPath, args, { cwd: folder, env: { PATH: process.env.PATH ?? '', TMPDIR: own } })
       let text = ''
       child.stderr.on('data', (c: Buffer) => (text += c))

@@ -1,8 +1,9 @@
 // The shape of the code as an import graph, read with TypeScript's own parser:
 // harness/ is the layer grader/, replay/, bench/ and logs/ stand on, so it
-// imports none of them, and no module of the course imports itself back
-// through a chain of others. Type-only imports count too: a cycle of types is
-// still two modules that cannot be understood one without the other.
+// imports none of them; replay/ and logs/ stand beside the grader, not on it;
+// and no module of the course imports itself back through a chain of others.
+// Type-only imports count too: a cycle of types is still two modules that
+// cannot be understood one without the other.
 import { readdirSync, readFileSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -79,8 +80,9 @@ function findCycles(edges: ReadonlyMap<string, readonly string[]>): string[][] {
 }
 
 describe('the import graph', () => {
-  it('reads the course: the harness, the grader and the tests are all there', () => {
-    for (const file of ['harness/spawnServer.ts', 'grader/engine/grading.ts', 'test/imports.test.ts']) expect(files).toContain(file)
+  it('reads the course: the harness, the grader, the replay, the day and the tests are all there', () => {
+    for (const file of ['harness/spawnServer.ts', 'grader/engine/grading.ts', 'replay/run.ts', 'logs/generator.ts', 'test/imports.test.ts'])
+      expect(files).toContain(file)
     expect(graph.get('harness/bankClient.ts')!.map((e) => e.spec)).toContain('./failure.ts')
   })
 
@@ -93,6 +95,21 @@ describe('the import graph', () => {
           .filter(({ target }) => target.kind === 'module' && !/^(harness|bank)\//.test(target.path))
           .map(({ spec }) => `${file} imports ${spec}`),
       )
+    expect(outside).toEqual([])
+  })
+
+  it('replay/ and logs/ import only harness/, bank/, their own folder, Node and npm packages: never grader/ (replay/ also logs/, the day it replays)', () => {
+    const may = { 'replay/': /^(harness|bank|logs|replay)\//, 'logs/': /^(harness|bank|logs)\// }
+    const outside = Object.entries(may).flatMap(([folder, allowed]) =>
+      files
+        .filter((file) => file.startsWith(folder))
+        .flatMap((file) =>
+          graph
+            .get(file)!
+            .filter(({ target }) => target.kind === 'module' && !allowed.test(target.path))
+            .map(({ spec }) => `${file} imports ${spec}`),
+        ),
+    )
     expect(outside).toEqual([])
   })
 

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { course } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
-import { isUntouched, STARTER_HASHES, starterHashList } from '#grader/policing/starters.ts'
+import { isUntouched, STARTER_HASHES, starterHashList } from '#harness/starterHashes.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 const scratch = scratchDir('starters')

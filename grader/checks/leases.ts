@@ -17,8 +17,13 @@ import { retryAfterProblem } from './retryAfter.ts'
 import { courseRule } from '../engine/courseRule.ts'
 import { decidedInside, elapsed, firstOutside, lastInside, momentOf, span, untilConclusive, type Moment } from './timeline.ts'
 
-/** A server whose lease the check knows (periodBank: `shortMs` on a real clock), and two funded customers. */
-async function leaseBank(ctx: CheckContext, shortMs: number) {
+/**
+ * A server whose lease the check knows (periodBank: `shortMs` on a real
+ * clock), and two funded customers. Every check that takes a claim to its
+ * lease's end starts here, stage3.ts's crashes too: on a real clock only a
+ * short lease ends within a check's time limit.
+ */
+export async function leaseBank(ctx: CheckContext, shortMs: number) {
   const { bank, leaseMs } = await periodBank(ctx, { leaseMs: shortMs })
   const [a, b] = await openParties(ctx, 2, 2, bank)
   return { bank, a, b, leaseMs }
@@ -34,8 +39,8 @@ async function holdFirst(ctx: CheckContext, bank: BankClient, a: Party, b: Party
   return { body, key, before, first: held.reply, claim, send }
 }
 
-/** A server whose lease the check knows, two funded customers, and one held first request. */
-async function heldClaim(ctx: CheckContext, shortMs: number) {
+/** A server whose lease the check knows, two funded customers, and one held first request (also stage3.ts's). */
+export async function heldClaim(ctx: CheckContext, shortMs: number) {
   const { bank, a, b, leaseMs } = await leaseBank(ctx, shortMs)
   return { bank, a, b, leaseMs, ...(await holdFirst(ctx, bank, a, b)) }
 }

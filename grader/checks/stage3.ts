@@ -10,10 +10,10 @@ import type { TransferBody } from '#harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../engine/check.ts'
 import { CheckFailure } from '#harness/failure.ts'
 import type { Reply } from '#harness/http.ts'
-import { expectChangedBodyRefused, expectNotExecutedAgain, is2xx, newRows, openParties, periodBank } from './setup.ts'
-import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
+import { expectChangedBodyRefused, expectNotExecutedAgain, is2xx, newRows, openParties } from './setup.ts'
+import { answeredOrInCore, expectExactlyOnce, holdInCore, plan } from './inFlight.ts'
 import { rowChecks } from './keyRowStates.ts'
-import { leaseChecks, NO_LEASE_AFTER_MS, notJudgedWithoutTakeover } from './leases.ts'
+import { heldClaim, leaseBank, leaseChecks, NO_LEASE_AFTER_MS, notJudgedWithoutTakeover } from './leases.ts'
 import { elapsed, firstOutside, lastInside, momentOf, retriesAcross, span } from './timeline.ts'
 import { courseRule } from '../engine/courseRule.ts'
 
@@ -119,15 +119,11 @@ const crashMidTransfer: Check = {
   async run(ctx) {
     // On a controlled clock the shared server (it is started again below, and
     // again by the runner if a later check finds it dead), with its default lease.
-    const { bank, leaseMs } = await periodBank(ctx, { leaseMs: CRASH_LEASE_MS })
-    const [a, b] = await openParties(ctx, 2, 2, bank)
-    const { body, key } = plan(ctx, a, b)
-    const before = await bank.ledger()
-    const { at: claim, value: held } = await momentOf(ctx.clock, () => holdInCore(bank, () => bank.transfer(a.customer, body, { key })))
+    const { bank, a, body, key, before, first, claim, leaseMs } = await heldClaim(ctx, CRASH_LEASE_MS)
     // SIGKILL: no handler runs, nothing is cleaned up, the claim stays in the database.
     await bank.server.crash()
     if (
-      await held.reply.then(
+      await first.then(
         () => true,
         () => false,
       )
@@ -217,8 +213,7 @@ const crashAfterCommit: Check = {
   timed: true,
   async run(ctx) {
     // On a controlled clock the shared server (killed below and started again), with its default lease.
-    const { bank, leaseMs } = await periodBank(ctx, { leaseMs: LOST_ANSWER_LEASE_MS })
-    const [a, b] = await openParties(ctx, 2, 2, bank)
+    const { bank, a, b, leaseMs } = await leaseBank(ctx, LOST_ANSWER_LEASE_MS)
     const { body, key } = plan(ctx, a, b)
     const before = await bank.ledger()
     // The fault point (CONTRACT.md, Admin): the next commit kills the process before it answers.
@@ -295,19 +290,15 @@ const leaseExpired: Check = {
   timeoutMs: 30_000,
   timed: true,
   async run(ctx) {
-    const { bank, leaseMs } = await periodBank(ctx, { leaseMs: LEASE_MS })
-    const [a, b] = await openParties(ctx, 2, 2, bank)
-    const { body, key } = plan(ctx, a, b)
-    const before = await bank.ledger()
+    const { bank, body, before, first, claim, send, leaseMs } = await heldClaim(ctx, LEASE_MS)
     let slow: Reply
     let retry: Reply
     try {
-      const { at: claim, value: held } = await momentOf(ctx.clock, () => holdInCore(bank, () => bank.transfer(a.customer, body, { key })))
       // Retry until the lease has run out and a retry takes the claim over (it then waits in the core too).
       let retryReply: Promise<Reply> | undefined
       for (const at of retriesAcross(ctx.clock, claim, leaseMs, 50, leaseMs + AFTER_LEASE_MS)) {
         await ctx.clock.moveTo(at)
-        const attempt = pending(bank.transfer(a.customer, body, { key }))
+        const attempt = send()
         const seen = await answeredOrInCore(
           bank,
           attempt.then((r) => [r]),
@@ -320,11 +311,10 @@ const leaseExpired: Check = {
         expectProblem(seen.answered[0]!, 409, 'while the first request runs, a retry gets 409 until its lease expires, then takes the claim over')
       }
       // No takeover, no superseded original to judge: whether the lease ends, and when, is another check's.
-      if (!retryReply)
-        return await notJudgedWithoutTakeover(ctx, bank, claim, leaseMs, ctx.clock.now(), () => pending(bank.transfer(a.customer, body, { key })), [held.reply])
+      if (!retryReply) return await notJudgedWithoutTakeover(ctx, bank, claim, leaseMs, ctx.clock.now(), send, [first])
       // Both are in the core now: the original (lease lost) and the retry (lease held).
       await bank.core({ hold: false })
-      ;[slow, retry] = await Promise.all([held.reply, retryReply])
+      ;[slow, retry] = await Promise.all([first, retryReply])
     } finally {
       await bank.core({ hold: false })
     }

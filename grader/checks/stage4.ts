@@ -6,7 +6,7 @@
 // executed again; replay-exact judges the headers and replay-marked the marker,
 // and every other check only notes a missing header or marker.
 import type { BankClient, Customer, Ledger, TransferBody } from '#harness/bankClient.ts'
-import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../engine/check.ts'
+import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../engine/check.ts'
 import { courseRule } from '../engine/courseRule.ts'
 import type { Reply } from '#harness/http.ts'
 import { expectChangedBodyRefused, expectNotExecutedAgain, freshKey, newRows, openParties } from './setup.ts'
@@ -17,7 +17,7 @@ async function rowsSince(bank: BankClient, before: Ledger) {
 }
 
 /** A transfer and a deposit of one client, in random order: both routes replay. */
-function twoIntents(ctx: Parameters<Check['run']>[0], a: { accounts: string[] }, b: { accounts: string[] }) {
+function twoIntents(ctx: CheckContext, a: { accounts: string[] }, b: { accounts: string[] }) {
   return ctx.rng.shuffle([
     {
       what: 'a transfer',
@@ -28,6 +28,32 @@ function twoIntents(ctx: Parameters<Check['run']>[0], a: { accounts: string[] },
   ])
 }
 
+/** An intent that executed: what it is, its first answer, and `retry`, which resends it and returns the answer. */
+type ExecutedIntent = { what: string; first: Reply; retry: (what: string) => Promise<Reply> }
+
+/**
+ * Both intents of twoIntents, each executed once (201) under a fresh key,
+ * then handed to `judge`, which retries it as often as it likes and judges
+ * the answers. Only the answers: `retry` has the ledger judge first whether
+ * the retry executed again, the one verdict every replay check shares.
+ */
+async function retryEachIntent(ctx: CheckContext, judge: (intent: ExecutedIntent) => Promise<void>) {
+  const { bank } = ctx
+  const [a, b] = await openParties(ctx, 2)
+  const before = await bank.ledger()
+  for (const [earlier, intent] of twoIntents(ctx, a, b).entries()) {
+    const spec = bank.postSpec(a.customer, intent.path, intent.body, { key: ctx.rng.uuid() })
+    const first = await bank.send(spec)
+    expectStatus(first, 201, `${intent.what} executes`)
+    const retry = async (what: string) => {
+      const reply = await bank.send(spec)
+      await expectNotExecutedAgain(bank, before, earlier + 1, reply, what) // a row for each intent executed so far
+      return reply
+    }
+    await judge({ what: intent.what, first, retry })
+  }
+}
+
 const replayExact: Check = {
   id: 'replay-exact',
   title: 'A completed retry gets the first response back: same status, same bytes, same Content-Type and Location',
@@ -35,23 +61,13 @@ const replayExact: Check = {
   hint: 'Store status, body and the allow-listed headers (Content-Type, Location) in the transaction that completes the key; on a completed duplicate send exactly those.',
   timeoutMs: 15_000,
   async run(ctx) {
-    const { bank } = ctx
-    const [a, b] = await openParties(ctx, 2)
-    const before = await bank.ledger()
-    let executed = 0
-    for (const intent of twoIntents(ctx, a, b)) {
-      const spec = bank.postSpec(a.customer, intent.path, intent.body, { key: ctx.rng.uuid() })
-      const first = await bank.send(spec)
-      expectStatus(first, 201, `${intent.what} executes`)
-      executed++
+    await retryEachIntent(ctx, async (intent) => {
       const retries = ctx.rng.int(1, 3)
       for (let n = 1; n <= retries; n++) {
         const what = `retry ${n} of ${intent.what}`
-        const retry = await bank.send(spec)
-        await expectNotExecutedAgain(bank, before, executed, retry, what)
-        expectReplayOf(first, retry, what)
+        expectReplayOf(intent.first, await intent.retry(what), what)
       }
-    }
+    })
   },
 }
 
@@ -62,18 +78,10 @@ const replayMarked: Check = {
   hint: 'Add Idempotent-Replayed: true where you send a stored response (replay()), after reading it from the key table.',
   timeoutMs: 15_000,
   async run(ctx) {
-    const { bank } = ctx
-    const [a, b] = await openParties(ctx, 2)
-    const before = await bank.ledger()
-    let executed = 0
-    for (const intent of twoIntents(ctx, a, b)) {
-      const spec = bank.postSpec(a.customer, intent.path, intent.body, { key: ctx.rng.uuid() })
-      expectStatus(await bank.send(spec), 201, `${intent.what} executes`)
-      executed++
-      const retry = await bank.send(spec)
-      await expectNotExecutedAgain(bank, before, executed, retry, `the retry of ${intent.what}`)
-      expectMarked(retry, `the retry of ${intent.what}`)
-    }
+    await retryEachIntent(ctx, async (intent) => {
+      const what = `the retry of ${intent.what}`
+      expectMarked(await intent.retry(what), what)
+    })
   },
 }
 

@@ -234,7 +234,18 @@ class Grading implements CheckRunGround {
     if (run.hung) found.hungIn = check.id
     // Whatever the check left held or armed in the shared core is let go; a server that no longer answers is the next check's to find.
     else await this.pool.tidyShared(this.shared!).catch(() => undefined)
-    return run.result
+    return this.inLearnerPaths(run.result)
+  }
+
+  /** A result whose message and server log name the files of the graded checkout, not of its overlay (a --dir grade). */
+  private inLearnerPaths(result: CheckResult): CheckResult {
+    const paths = (text: string) => this.workspace.asLearnerPaths(text)
+    const { failure } = result
+    return {
+      ...result,
+      message: paths(result.message),
+      ...(failure?.serverLog ? { failure: { ...failure, serverLog: paths(failure.serverLog) } } : {}),
+    }
   }
 
   /** Stops every process and removes the folders, or with --keep leaves the first failure's server running. */

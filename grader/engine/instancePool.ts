@@ -33,7 +33,12 @@ export type InstanceMaker = {
   /** The name PUT /admin/instance takes for `dbPath`'s database. */
   databaseName(dbPath: string, clock: GradeClock): Promise<string>
   /** A process (not started) on `dbPath` with these settings; `warm` is what its restarts ask for a warm process. */
-  server(dbPath: string, settings: Partial<Settings>, clock: GradeClock, warm?: (server: ServerProcess) => Promise<ServerProcess | undefined>): Promise<ServerProcess>
+  server(
+    dbPath: string,
+    settings: Partial<Settings>,
+    clock: GradeClock,
+    warm?: (server: ServerProcess) => Promise<ServerProcess | undefined>,
+  ): Promise<ServerProcess>
 }
 
 type Member = {

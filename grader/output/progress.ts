@@ -13,7 +13,7 @@ import { stageText } from '#harness/i18n/packs.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { isFailure } from '../engine/checkResult.ts'
 import type { GradeResult } from '../grade.ts'
-import { isUntouched } from '../policing/starters.ts'
+import { isUntouched } from '#harness/starterHashes.ts'
 import { describeSource, type Source } from '#harness/workspace.ts'
 import { padToWidth, displayWidth } from './displayWidth.ts'
 

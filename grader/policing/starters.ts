@@ -1,54 +1,11 @@
-// Which learner files are still the course's starters, byte for byte. The
-// starter files in stages/ are the one place of truth: grader/policing/starters.sha256
-// is generated from them (`npm run starters:hash`, kept current by
-// test/starters.test.ts), so an untouched stage is recognised in any checkout,
-// this one included, where the learner edits stages/ in place.
-import { createHash } from 'node:crypto'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+// npm run starters:hash: regenerates grader/policing/starters.sha256 after a
+// starter changed. Recognising an untouched stage by that list is
+// harness/starterHashes.ts's, which the replay needs as much as the grader.
+import { writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { course, type Stage } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
+import { STARTER_HASHES, starterHashList } from '#harness/starterHashes.ts'
 
-export const STARTER_HASHES = resolve(repoRoot, 'grader', 'policing', 'starters.sha256')
-
-/** Over the text with CRLF read as LF: a Windows checkout of an untouched starter is still untouched. */
-const sha256 = (path: string) => createHash('sha256').update(readFileSync(path, 'utf8').replaceAll('\r\n', '\n')).digest('hex')
-
-/** `sha256sum`'s format, one line per learner file of every stage: `<hex>  stages/<folder>/<file>`. */
-export function starterHashList(root = repoRoot): string {
-  return course.stages
-    .flatMap((s) => s.edits.map((file) => `stages/${s.folder}/${file}`))
-    .map((path) => `${sha256(resolve(root, path))}  ${path}\n`)
-    .join('')
-}
-
-let known: Map<string, string> | undefined
-
-function knownHashes(): Map<string, string> {
-  known ??= new Map(
-    readFileSync(STARTER_HASHES, 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => {
-        const [hash, path] = line.split(/\s+/)
-        return [path!, hash!] as const
-      }),
-  )
-  return known
-}
-
-/**
- * True when the stage's learner files in `checkout` are all the course's
- * starters (or absent: a checkout without the stage has not started it).
- */
-export function isUntouched(stage: Stage, checkout: string): boolean {
-  return stage.edits.every((file) => {
-    const path = resolve(checkout, 'stages', stage.folder, file)
-    return !existsSync(path) || knownHashes().get(`stages/${stage.folder}/${file}`) === sha256(path)
-  })
-}
-
-// npm run starters:hash: regenerate the list after changing a starter.
 if (process.argv[1] && resolve(process.argv[1]) === resolve(repoRoot, 'grader', 'policing', 'starters.ts')) {
   writeFileSync(STARTER_HASHES, starterHashList())
   console.log(`wrote ${STARTER_HASHES}`)
