@@ -22,5 +22,6 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     setupFiles: ['test/helpers/stopOnSignal.ts'],
+    globalSetup: ['test/setup/postgres.ts'],
   },
 })

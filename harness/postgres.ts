@@ -30,6 +30,8 @@ export type PgDatabase = {
 export type PgServer = {
   /** 'embedded' or 'external' (LAB_DATABASE_URL). */
   kind: 'embedded' | 'external'
+  /** A URL that may create and drop databases: what LAB_DATABASE_URL would be to share this server with another process. */
+  adminUrl: string
   /** How long initdb + start took (0 for an external server). */
   startMs: number
   /** The embedded server's Unix socket folder: the grader's sandbox has no network, so banks connect here. */
@@ -69,8 +71,11 @@ function databaseHost(adminUrl: string) {
   return { createDatabase }
 }
 
+/** A server of someone else's; reached over a Unix socket when its URL says `host=/a/folder`, which a sandbox can bind. */
 function externalServer(url: string): PgServer {
-  return { kind: 'external', startMs: 0, ...databaseHost(url), stop: async () => {} }
+  const host = new URL(url).searchParams.get('host')
+  const socketDir = host?.startsWith('/') ? host : undefined
+  return { kind: 'external', adminUrl: url, startMs: 0, ...(socketDir ? { socketDir } : {}), ...databaseHost(url), stop: async () => {} }
 }
 
 async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
@@ -182,6 +187,7 @@ async function embeddedServer(): Promise<PgServer> {
 
   return {
     kind: 'embedded',
+    adminUrl,
     startMs,
     socketDir,
     ...databaseHost(adminUrl),

@@ -6,7 +6,6 @@
 // rows: the time-based checks spend most of their time waiting on a lease or
 // a TTL, not on a core. A failure prints the failing check's first line and
 // the rerun command.
-import { rmSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import chalk from 'chalk'
 import pLimit from 'p-limit'
@@ -78,7 +77,7 @@ if (!values['solutions-only'])
         return check && isFailure(check)
           ? undefined
           : `seed ${seed}: ${mutant.mustFail} did not fail on the mutant (${check?.status ?? 'not run'}; rerun: ${r.rerun})`
-      }).finally(() => rmSync(path, { recursive: true, force: true })),
+      }),
     )
   }
 await Promise.all(pending)

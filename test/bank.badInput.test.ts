@@ -16,7 +16,8 @@ import { repeatedKeyProblem } from '#bank/keyLines.ts'
 import type { BankClient, Customer, Ledger } from '#harness/bankClient.ts'
 import type { Exchange } from '#harness/http.ts'
 import { repoRoot } from '#harness/paths.ts'
-import { startPostgres, type PgDatabase, type PgServer } from '#harness/postgres.ts'
+import type { PgDatabase, PgServer } from '#harness/postgres.ts'
+import { runPostgres } from './helpers/postgres.ts'
 import { customerWith, startBank, type TestBank } from './helpers/bank.ts'
 import { leftoverAfter, processesWithMarker } from './helpers/procs.ts'
 import { asExchange, rawRequest, sendRaw } from './helpers/rawHttp.ts'
@@ -66,7 +67,7 @@ beforeAll(async () => {
     }),
   )
   const started = performance.now()
-  server = await startPostgres()
+  server = await runPostgres()
   database = await server.createDatabase()
   const url = database.url
   const onPg = await startBank(scratch.path, { record, stageDir: resolve(repoRoot, 'solutions', '06-production'), env: { LAB_DATABASE_URL: url } })

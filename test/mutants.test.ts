@@ -16,15 +16,11 @@ import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
 const solutionsRoot = resolve(repoRoot, 'solutions')
 const byId = (id: string) => mutants.find((m) => m.id === id)!
 
-/** The files materialize() writes for `m`, by learner file; the checkout is removed before returning. */
+/** The files materialize() writes for `m`, by learner file. */
 function materialized(m: Mutant, root = solutionsRoot): Map<string, string> {
   const checkout = materialize(m, root)
-  try {
-    const folder = stageByNumber(m.stage).folder
-    return new Map(stageByNumber(m.stage).edits.map((file) => [file, readFileSync(join(checkout, 'stages', folder, file), 'utf8')]))
-  } finally {
-    rmSync(checkout, { recursive: true, force: true })
-  }
+  const folder = stageByNumber(m.stage).folder
+  return new Map(stageByNumber(m.stage).edits.map((file) => [file, readFileSync(join(checkout, 'stages', folder, file), 'utf8')]))
 }
 
 describe('every mutant', () => {
@@ -194,7 +190,6 @@ describe('every mutant, built', () => {
       }
       expect(problems, `mutants that do not type-check (tsc --noEmit -p ${relative(repoRoot, config)}):\n\n${problems.join('\n\n')}\n`).toEqual([])
     } finally {
-      for (const checkout of checkouts.keys()) rmSync(checkout, { recursive: true, force: true })
       rmSync(configDir, { recursive: true, force: true })
     }
   })

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { NotJudged } from '#grader/engine/check.ts'
 import { isFailure } from '#grader/engine/checkResult.ts'
 import { classifyFailure, type ServerView } from '#grader/engine/classifyFailure.ts'
@@ -143,15 +143,10 @@ describe('a check left unjudged', () => {
 const NEED_A_LEASE = ['lease-expired-owner-check', 'lease-length', 'retry-after-remaining-lease', 'takeover-core-failure', 'key-row-states']
 
 const mutant = (id: string) => stage3Mutants.find((m) => m.id === id)!
-const checkouts: string[] = []
 async function gradeStage3(layer: Mutant, seed: number): Promise<GradeResult> {
   const path = materialize(layer)
-  checkouts.push(path)
   return grade({ stage: 3, seed, source: { kind: 'dir', path }, noRegression: true })
 }
-afterAll(() => {
-  for (const path of checkouts) rmSync(path, { recursive: true, force: true })
-})
 
 const failed = (r: GradeResult) => r.checks.filter(isFailure).map((c) => c.id)
 const unjudged = (r: GradeResult) => r.checks.filter((c) => c.status === 'not-judged')
@@ -217,7 +212,6 @@ describe("lease-length's message: what it measured, and only the causes the meas
       ],
     }
     const path = materialize(oneMsLate)
-    checkouts.push(path)
     const r = await grade({ stage: 3, seed: 5, source: { kind: 'dir', path }, only: ['lease-length'] })
     const [length] = r.checks
     expect(length!.status).toBe('fail')

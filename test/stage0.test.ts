@@ -5,7 +5,6 @@ import { stage0Mutants } from '#grader/mutants/stage0.ts'
 import { stageSuite } from './helpers/stageSuite.ts'
 
 stageSuite(0, {
-  seeds: [3, 5_050],
   mutants: stage0Mutants,
   starterPasses: ['bank-basics', 'transfers-move-money', 'concurrent-transfers', 'bad-input', 'auth-and-ownership'],
 })

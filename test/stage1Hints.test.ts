@@ -2,17 +2,11 @@
 // fits as candidates: the grader sees behaviour, not code, so a learner who
 // wrote an awaited SELECT-then-INSERT must not be told about a lock in memory
 // they never wrote, nor the other way round.
-import { rmSync } from 'node:fs'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { checksFor } from '#grader/checks/index.ts'
 import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
 import { stage1Mutants } from '#grader/mutants/stage1.ts'
 import { grade } from '#grader/grade.ts'
-
-const checkouts: string[] = []
-afterAll(() => {
-  for (const path of checkouts) rmSync(path, { recursive: true, force: true })
-})
 
 const checkThenInsert = stage1Mutants.find((m) => m.id === 'check-then-insert')!
 /**
@@ -29,7 +23,6 @@ const awaitedLookup: Mutant = {
 
 async function failure(mutantId: string, checkId: string) {
   const path = materialize([...stage1Mutants, awaitedLookup].find((m) => m.id === mutantId)!)
-  checkouts.push(path)
   const r = await grade({ stage: 1, seed: 3, source: { kind: 'dir', path }, only: [checkId] })
   const [check] = r.checks
   expect(check!.status, `${mutantId} on ${checkId}: ${r.rerun}`).toBe('fail')

@@ -4,7 +4,6 @@
 // sound. The RFC 8785 cases it copied agree with an independent implementation
 // (the `canonicalize` package), and every re-serialization it sends parses back
 // to the same value while differing from the first text.
-import { rmSync } from 'node:fs'
 import jcs from 'canonicalize'
 import { describe, expect, it } from 'vitest'
 import { checksFor } from '#grader/checks/index.ts'
@@ -19,7 +18,6 @@ import { stageSuite } from './helpers/stageSuite.ts'
 const SEEDS = [3, 2_718, 16_180] as const
 
 stageSuite(2, {
-  seeds: [SEEDS[0], SEEDS[1]],
   mutants: stage2Mutants,
   // The starter is stage 1's layer: a re-serialized retry is a duplicate there too.
   starterPasses: ['reserialized-retry'],
@@ -80,15 +78,11 @@ describe('re-serializations', () => {
 describe('partial credit for canonicalize()', () => {
   it('a canonicalize() wrong only on lone surrogates earns the points of the four groups it gets right', async () => {
     const path = materialize(stage2Mutants.find((m) => m.id === 'lone-surrogates-accepted')!)
-    try {
-      const r = await grade({ stage: 2, seed: SEEDS[0], source: { kind: 'dir', path }, only: ['canonicalize-rfc8785'] })
-      const [result] = r.checks
-      const points = checksFor(2).find((c) => c.id === 'canonicalize-rfc8785')!.points
-      expect(result).toMatchObject({ passed: false, status: 'fail', maxPoints: points, points: Math.floor((points * 4) / 5) })
-      expect(result!.message).toMatch(/rejected input 0\/5/)
-      expect(result!.message).toMatch(/key order (\d+)\/\1, strings (\d+)\/\2, numbers (\d+)\/\3/)
-    } finally {
-      rmSync(path, { recursive: true, force: true })
-    }
+    const r = await grade({ stage: 2, seed: SEEDS[0], source: { kind: 'dir', path }, only: ['canonicalize-rfc8785'] })
+    const [result] = r.checks
+    const points = checksFor(2).find((c) => c.id === 'canonicalize-rfc8785')!.points
+    expect(result).toMatchObject({ passed: false, status: 'fail', maxPoints: points, points: Math.floor((points * 4) / 5) })
+    expect(result!.message).toMatch(/rejected input 0\/5/)
+    expect(result!.message).toMatch(/key order (\d+)\/\1, strings (\d+)\/\2, numbers (\d+)\/\3/)
   })
 })

@@ -3,7 +3,6 @@ import { stage5Mutants } from '#grader/mutants/stage5.ts'
 import { stageSuite } from './helpers/stageSuite.ts'
 
 stageSuite(5, {
-  seeds: [11, 5_001],
   mutants: stage5Mutants,
   // A replay within the TTL is stage 4's replay, and a claim in flight past its TTL is still
   // stage 4's claim (the starter never expires anything); its one global key space cannot

@@ -3,8 +3,7 @@
 // decides. A correct layer reading SQLite's unixepoch() passes, with a note
 // naming the clock; a wrong one fails with the real-clock evidence, even
 // where the grader's clock, which it does not read, saw nothing wrong.
-import { rmSync } from 'node:fs'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
 import { grade } from '#grader/grade.ts'
 import { uncontrolledClocks } from '#grader/policing/uncontrolledClocks.ts'
@@ -44,22 +43,16 @@ const ttlInSecondsBySqliteClock: Mutant = {
 }
 
 const TTL_CHECKS = ['expiry-without-purge', 'ttl-from-first-request', 'new-execution-after-expiry']
-const checkouts: string[] = []
-afterAll(() => {
-  for (const path of checkouts) rmSync(path, { recursive: true, force: true })
-})
 
 describe('a layer that reads a clock the grader cannot move', () => {
   it('is recognised by the clocks it reads', () => {
     const path = materialize(ttlBySqliteClock)
-    checkouts.push(path)
     expect(uncontrolledClocks(`${path}/stages/05-scope-ttl`)).toEqual(["SQLite's unixepoch()"])
     expect(uncontrolledClocks('solutions/05-scope-ttl')).toEqual([])
   })
 
   it("passes the TTL checks on the real clock, with a note that names SQLite's unixepoch()", async () => {
     const path = materialize(ttlBySqliteClock)
-    checkouts.push(path)
     const r = await grade({ stage: 5, seed: 41, source: { kind: 'dir', path }, only: TTL_CHECKS })
     for (const check of r.checks) {
       expect(check.passed, `${check.id}: ${check.message} (${r.rerun})`).toBe(true)
@@ -69,7 +62,6 @@ describe('a layer that reads a clock the grader cannot move', () => {
 
   it('still fails when its TTL is in the wrong unit, with the real-clock evidence', async () => {
     const path = materialize(ttlInSecondsBySqliteClock)
-    checkouts.push(path)
     const r = await grade({ stage: 5, seed: 41, source: { kind: 'dir', path }, only: ['replay-before-expiry'] })
     const [check] = r.checks
     expect(check!.passed, r.rerun).toBe(false)

@@ -18,8 +18,9 @@
 // Renaming or rewriting what a fragment names makes materialize() throw,
 // naming the mutant, the file, the declaration and the fragment; only that
 // edit needs a look. test/mutants.test.ts materializes every mutant.
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join, relative, resolve } from 'node:path'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { basename, join, relative, resolve } from 'node:path'
 import ts from 'typescript'
 import { stageByNumber } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
@@ -61,34 +62,46 @@ export const editsOf =
 
 /**
  * Writes the mutant as a checkout the grader can take with `--dir`:
- * `.lab/mutants/<id>-XXXXXX/stages/<folder>/` holding the solution's learner
- * files with the edits applied (a new folder per call, so parallel test
- * workers never share one). Returns the checkout's path; the caller removes
- * it when done with it.
+ * `.lab/mutants/<id>-<digest>/stages/<folder>/` holding the solution's learner
+ * files with the edits applied, and returns its path. The folder is named by
+ * what it holds, so every grade of the same mutant (a test, each seed of the
+ * repetitions, parallel workers) reuses one, written once and never changed;
+ * a folder of the same mutant holding other files (the solution or the edits
+ * changed since) is removed. Nobody removes the current one: it is a cache.
  */
 export function materialize(mutant: Mutant, solutionsRoot = resolve(repoRoot, 'solutions')): string {
   const stage = stageByNumber(mutant.stage)
-  const base = resolve(repoRoot, '.lab', 'mutants')
-  mkdirSync(base, { recursive: true })
-  const checkout = mkdtempSync(join(base, `${mutant.id}-`))
-  try {
-    const dir = join(checkout, 'stages', stage.folder)
-    mkdirSync(dir, { recursive: true })
-    for (const file of stage.edits) cpSync(join(solutionsRoot, stage.folder, file), join(dir, file))
-    for (const edit of mutant.edits) {
-      if (!stage.edits.includes(edit.file)) throw new Error(`mutant ${mutant.id}: ${edit.file} is not a learner file of stage ${stage.number}`)
-      const path = join(dir, edit.file)
-      const solution = join(solutionsRoot, stage.folder, edit.file)
-      const shown = relative(repoRoot, solution).startsWith('..') ? solution : relative(repoRoot, solution)
-      writeFileSync(
-        path,
-        applyEdit(readFileSync(path, 'utf8'), edit, (problem) => new Error(`mutant ${mutant.id}: ${problem(shown)}. It looked for:\n${edit.find}`)),
-      )
-    }
-  } catch (error) {
-    rmSync(checkout, { recursive: true, force: true })
-    throw error
+  const files = new Map(stage.edits.map((file) => [file, readFileSync(join(solutionsRoot, stage.folder, file), 'utf8')]))
+  for (const edit of mutant.edits) {
+    const text = files.get(edit.file)
+    if (text === undefined) throw new Error(`mutant ${mutant.id}: ${edit.file} is not a learner file of stage ${stage.number}`)
+    const solution = join(solutionsRoot, stage.folder, edit.file)
+    const shown = relative(repoRoot, solution).startsWith('..') ? solution : relative(repoRoot, solution)
+    files.set(
+      edit.file,
+      applyEdit(text, edit, (problem) => new Error(`mutant ${mutant.id}: ${problem(shown)}. It looked for:\n${edit.find}`)),
+    )
   }
+  const digest = createHash('sha256')
+    .update(JSON.stringify([stage.folder, ...files]))
+    .digest('hex')
+    .slice(0, 16)
+  const base = resolve(repoRoot, '.lab', 'mutants')
+  const checkout = join(base, `${mutant.id}-${digest}`)
+  if (existsSync(checkout)) return checkout
+  mkdirSync(base, { recursive: true })
+  // Written in a folder of its own, then renamed into place: a grade never sees half a checkout, and two writers the same one.
+  const writing = mkdtempSync(join(base, `.${mutant.id}-`))
+  const dir = join(writing, 'stages', stage.folder)
+  mkdirSync(dir, { recursive: true })
+  for (const [file, text] of files) writeFileSync(join(dir, file), text)
+  try {
+    renameSync(writing, checkout)
+  } catch {
+    rmSync(writing, { recursive: true, force: true }) // another process wrote it first: the same files
+  }
+  for (const stale of readdirSync(base).filter((name) => name.startsWith(`${mutant.id}-`) && name !== basename(checkout)))
+    rmSync(join(base, stale), { recursive: true, force: true })
   return checkout
 }
 
