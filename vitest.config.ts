@@ -14,7 +14,10 @@ export default defineConfig({
     },
   ],
   test: {
+    // npm test: the fast tier, what a contributor runs after every change.
+    // test/long/ is the long tier (vitest.long.config.ts), which CI runs after it.
     include: ['test/**/*.test.ts'],
+    exclude: ['test/long/**', '**/node_modules/**'],
     // Tests start real server processes: give them time, and keep to the
     // machine's two cores so timing-sensitive checks are not starved.
     testTimeout: 120_000,

@@ -53,9 +53,16 @@ export class GradeClock {
     return this.controlled ? { LAB_CLOCK_NOW_MS: String(this.nowMs) } : {}
   }
 
-  /** An instance that just started on this timeline; the timeline moves it from now on. */
-  follow(instance: ClockedInstance): void {
-    if (this.controlled) this.instances.add(instance)
+  /**
+   * An instance that just started on this timeline, standing at `startedAt`
+   * (what env() gave it); the timeline moves it from now on. A move made
+   * while it was starting (a spare starts while a check runs) is made up for
+   * now: it never stands behind the timeline it follows.
+   */
+  async follow(instance: ClockedInstance, startedAt: number): Promise<void> {
+    if (!this.controlled) return
+    this.instances.add(instance)
+    if (this.nowMs > startedAt) await putClock(instance, this.nowMs)
   }
 
   /** A database whose now() follows the timeline from now on. */

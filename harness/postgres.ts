@@ -235,9 +235,10 @@ async function waitReady(url: string, server: ChildProcess, log: () => string): 
  * instance's, or a check's fresh one), created on first use, so instances
  * started on "the same database" share one. CREATE DATABASE takes a fifth of
  * a second, so once a grade has asked for a second database, the next one is
- * made in the background, ready when a check asks. dispose() drops them all
- * on a server several grades share (`shared`), and otherwise stops the
- * server, whose folder goes with them.
+ * made in the background, ready when a check asks. dispose() stops an
+ * embedded server of the grade's own, whose folder goes with its databases;
+ * on any other (one several grades share, or LAB_DATABASE_URL's) it drops
+ * every database it made.
  */
 type ClockedTimeline = { followDatabase(database: PgDatabase): Promise<void> }
 
@@ -271,8 +272,9 @@ export function databasesPerPath(server: PgServer, { shared = false }: { shared?
     },
     async dispose(): Promise<void> {
       const spare = await ready?.catch(() => undefined)
-      if (!shared) return server.stop()
+      if (!shared && server.kind === 'embedded') return server.stop()
       for (const database of [...made.values(), ...(spare ? [Promise.resolve(spare)] : [])]) await (await database).drop().catch(() => undefined)
+      if (!shared) await server.stop()
     },
   }
 }

@@ -224,6 +224,7 @@ export class ServerProcess {
     this.starts++
     const timeoutMs = options.startTimeoutMs ?? startCeilingMs()
     // A restarted instance stands at the timeline's moment of its restart, not of its first start.
+    const startedAt = options.clock?.now()
     const env = { ...serverEnv(options), ...options.clock?.env() }
     const { file, args, cgroup } = serverCommand(options, env)
     const child = spawn(file, args, {
@@ -260,7 +261,7 @@ export class ServerProcess {
     try {
       this.url = await this.waitForListening(deadline, timeoutMs)
       await this.waitForHealth(deadline, timeoutMs)
-      options.clock?.follow(this)
+      await options.clock?.follow(this, startedAt!)
     } catch (error) {
       await this.stop()
       throw error

@@ -2,10 +2,10 @@
 //
 // The long repetitions that prove the grader is not flaky: every reference
 // solution passes its cumulative grade on every seed, and every mutant fails
-// the check aimed at it on every seed. Three grades run at a time across all
-// rows: the time-based checks spend most of their time waiting on a lease or
-// a TTL, not on a core. A failure prints the failing check's first line and
-// the rerun command.
+// the check aimed at it on every seed. The seeds are 1 to N, plus the seeds
+// each stage pins, less the one npm test grades it on (scripts/pinnedSeeds.ts).
+// Three grades run at a time across all rows. A failure prints the failing
+// check's first line and the rerun command.
 import { parseArgs } from 'node:util'
 import chalk from 'chalk'
 import pLimit from 'p-limit'
@@ -15,6 +15,7 @@ import { isFailure } from '#grader/engine/checkResult.ts'
 import { mutants } from '#grader/mutants/index.ts'
 import { materialize } from '#grader/mutants/mutant.ts'
 import { installSignalCleanup } from '#harness/processes.ts'
+import { sweepSeeds } from './pinnedSeeds.ts'
 import { grade } from '#grader/grade.ts'
 
 installSignalCleanup()
@@ -28,12 +29,12 @@ const { values, positionals } = parseArgs({
     jobs: { type: 'string', default: '3' },
   },
 })
-const seeds = Array.from({ length: Number(values.seeds) }, (_, i) => Number(values['first-seed']) + i)
+const seedsOf = (stage: number) => sweepSeeds(stage, Number(values.seeds), Number(values['first-seed']))
 const limit = pLimit(Number(values.jobs))
 type Row = { what: string; ok: number; failures: string[] }
 const rows: Row[] = []
 
-async function repeat(what: string, once: (seed: number) => Promise<string | undefined>) {
+async function repeat(what: string, seeds: number[], once: (seed: number) => Promise<string | undefined>) {
   const row: Row = { what, ok: 0, failures: [] }
   rows.push(row)
   await Promise.all(
@@ -60,7 +61,7 @@ const pending: Array<Promise<void>> = []
 if (!values['mutants-only'])
   for (const stage of course.stages.filter((s) => wanted(`solution-${s.number}`)))
     pending.push(
-      repeat(`solution of stage ${stage.number} passes`, async (seed) => {
+      repeat(`solution of stage ${stage.number} passes`, seedsOf(stage.number), async (seed) => {
         const r = await grade({ stage: stage.number, seed, source: { kind: 'solution' }, ...(await sharedPostgres(stage.number)) })
         const failed = r.checks.filter((c) => !c.passed)
         return r.passed ? undefined : `${r.rerun}: failed ${failed.map((c) => `${c.id} (${c.message.split('\n')[0]})`).join(', ')}`
@@ -71,7 +72,7 @@ if (!values['solutions-only'])
   for (const mutant of mutants.filter((m) => wanted(m.id))) {
     const path = materialize(mutant)
     pending.push(
-      repeat(`mutant ${mutant.id} fails ${mutant.mustFail}`, async (seed) => {
+      repeat(`mutant ${mutant.id} fails ${mutant.mustFail}`, seedsOf(mutant.stage), async (seed) => {
         const r = await grade({ stage: mutant.stage, seed, source: { kind: 'dir', path }, only: [mutant.mustFail], ...(await sharedPostgres(mutant.stage)) })
         const check = r.checks.find((c) => c.id === mutant.mustFail)
         return check && isFailure(check)

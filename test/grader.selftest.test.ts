@@ -117,6 +117,17 @@ describe.concurrent('grading stage 0', () => {
     expect(after!.message).toBe('not judged: your server stopped answering during bank-basics')
   })
 
+  it('a query that never ends fails its check after 5 s, in the child that runs it: the grader goes on', async ({ expect }) => {
+    // SQLite counts forever: run in the grader, it would hold the grader's event loop with it.
+    const endless =
+      'export const SUSPECTED_DUPLICATES_SQL = `WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x AS id FROM n WHERE x < 0`\n'
+    const checkout = learnerCheckout('endless-query', endless)
+    const { result } = await gradeAndCheckCleanup('endless-query', { source: { kind: 'dir', path: checkout.path }, only: ['suspected-duplicates'] })
+    checkout.dispose()
+    expect(result.checks[0]).toMatchObject({ id: 'suspected-duplicates', status: 'fail' })
+    expect(result.checks[0]!.message).toMatch(/running the query SUSPECTED_DUPLICATES_SQL of .* did not finish within 5000 ms/)
+  })
+
   it('learner code that never returns fails its check after 5 s, and its child process is killed', async ({ expect }) => {
     const checkout = learnerCheckout('endless-loop', 'while (true) {}\nexport const SUSPECTED_DUPLICATES_SQL = "SELECT 1"\n')
     const { result } = await gradeAndCheckCleanup('endless-loop', { source: { kind: 'dir', path: checkout.path }, only: ['suspected-duplicates'] })

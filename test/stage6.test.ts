@@ -8,5 +8,11 @@ stageSuite(6, {
   mutants: stage6Mutants,
   // The starter is stage 5's layer on PostgreSQL: the instance's own clock and an unbatched purge are
   // what it lacks, so it fails the clock checks (leases, and the purge's) and passes the rest.
-  starterPasses: ['three-instances-execute-once', 'crash-then-takeover', 'simultaneous-takeovers-once', 'small-pool-answers-duplicates', 'contended-accounts-all-execute'],
+  starterPasses: [
+    'three-instances-execute-once',
+    'crash-then-takeover',
+    'simultaneous-takeovers-once',
+    'small-pool-answers-duplicates',
+    'contended-accounts-all-execute',
+  ],
 })

@@ -10,9 +10,9 @@ import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { stageByNumber } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
-import { startGradeCli } from './helpers/cli.ts'
-import { descendantsOf, isBankServer, isLearnerCodeChild, leftoverAfter, processesWithMarker, stillRunning, waitFor } from './helpers/procs.ts'
-import { scratchDir } from './helpers/scratch.ts'
+import { startGradeCli } from '../helpers/cli.ts'
+import { descendantsOf, isBankServer, isLearnerCodeChild, leftoverAfter, processesWithMarker, stillRunning, waitFor } from '../helpers/procs.ts'
+import { scratchDir } from '../helpers/scratch.ts'
 
 const stage0 = stageByNumber(0)
 const scratch = scratchDir('interrupt')

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { course } from '#harness/course.ts'
 import type { GradeAllResult } from '#grader/cli/gradeAll.ts'
 import { repoRoot } from '#harness/paths.ts'
-import { scratchDir } from './helpers/scratch.ts'
+import { scratchDir } from '../helpers/scratch.ts'
 
 const scratch = scratchDir('closed-book')
 afterAll(() => scratch.dispose())

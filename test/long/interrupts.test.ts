@@ -15,10 +15,10 @@ import { join, resolve } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { repoRoot } from '#harness/paths.ts'
-import { generateDay } from '../logs/generator.ts'
-import { startGradeCli, type CliRun } from './helpers/cli.ts'
-import { isBankServer, leftoverAfter, processesWithMarker, waitFor } from './helpers/procs.ts'
-import { scratchDir } from './helpers/scratch.ts'
+import { generateDay } from '../../logs/generator.ts'
+import { startGradeCli, type CliRun } from '../helpers/cli.ts'
+import { isBankServer, leftoverAfter, processesWithMarker, waitFor } from '../helpers/procs.ts'
+import { scratchDir } from '../helpers/scratch.ts'
 
 const scratch = scratchDir('interrupts')
 

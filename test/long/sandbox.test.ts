@@ -12,9 +12,9 @@ import { describe, expect, it } from 'vitest'
 import { repoRoot } from '#harness/paths.ts'
 import { rerunCommand } from '#grader/engine/rerun.ts'
 import { findBwrap } from '#harness/sandbox.ts'
-import { makeCheckout, makeProbe, PROBE_STAGE, PROBES, type ProbeTargets } from './fixtures/probes.ts'
-import { leftoverAfter, processesWithMarker } from './helpers/procs.ts'
-import { scratchDir } from './helpers/scratch.ts'
+import { makeCheckout, makeProbe, PROBE_STAGE, PROBES, type ProbeTargets } from '../fixtures/probes.ts'
+import { leftoverAfter, processesWithMarker } from '../helpers/procs.ts'
+import { scratchDir } from '../helpers/scratch.ts'
 
 type StageEntry = { stage: number; outcome: string; reason: string; result: { score: number; maxScore: number } }
 type RosterJson = { submissions: Array<{ learner: string; stages: StageEntry[] }> }
