@@ -1,6 +1,6 @@
 // One grading run of a reference solution, in a process of its own so that
 // its peak memory is the grader's alone:
-//   node --import tsx bench/gradeProbe.ts <stage> <seed> [no-regression]
+//   node harness/launch.mjs bench/gradeProbe.ts <stage> <seed> [no-regression]
 // Prints one JSON line. maxRSS is this process only (not the bank servers it
 // starts, which are separate processes).
 import { grade } from '#grader/grade.ts'
@@ -17,6 +17,7 @@ console.log(
     checks: result.checks.length,
     failed,
     gradeMs: result.durationMs,
+    serverStarts: result.serverStarts,
     maxRssMb: process.resourceUsage().maxRSS / 1024,
   }),
 )

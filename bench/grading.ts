@@ -3,7 +3,7 @@
 // included, as a learner experiences it); grading stage N also runs every
 // earlier stage's checks, so stage 5 is the whole course.
 import { spawn } from 'node:child_process'
-import { resolve } from 'node:path'
+import { commandArgv } from '#harness/commands.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { track } from '#harness/processes.ts'
 
@@ -14,10 +14,12 @@ export type StageGrade = {
   maxScore: number
   checks: number
   failed: string[]
-  /** Process start to exit, tsx start-up included. */
+  /** Process start to exit, the command's start-up included. */
   wallMs: number
   /** grade() itself, as GradeResult.durationMs reports it. */
   gradeMs: number
+  /** Server processes the grade spawned (GradeResult.serverStarts). */
+  serverStarts: number
   maxRssMb: number
 }
 
@@ -39,8 +41,8 @@ export async function measureGrading(stages: number[], seed: number, log: (line:
 }
 
 export function runProbe(stage: number, seed: number, noRegression = false): Promise<Omit<StageGrade, 'stage' | 'wallMs'>> {
-  const args = [resolve(repoRoot, 'bench/gradeProbe.ts'), String(stage), String(seed), ...(noRegression ? ['no-regression'] : [])]
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+  const [node, ...argv] = commandArgv('bench/gradeProbe.ts', [String(stage), String(seed), ...(noRegression ? ['no-regression'] : [])])
+  const child = spawn(node!, argv, {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
   })

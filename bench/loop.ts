@@ -21,6 +21,9 @@ export type LoopStage = {
   noRegressionGradeMs: number
   fullWallMs: number
   noRegressionWallMs: number
+  /** Server processes each of those grades spawned. */
+  fullStarts: number
+  noRegressionStarts: number
   /** Watch mode: from writing the file to the first check's ✓/✗, and to the PASSED/FAILED line. */
   saveToFirstCheckMs: number
   saveToVerdictMs: number
@@ -29,7 +32,8 @@ export type LoopStage = {
   failed: string[]
 }
 
-export type Loop = { seed: number; stages: LoopStage[] }
+/** Each stage's full grade over stage 0's, measured in the same run (wall time, process start included). */
+export type Loop = { seed: number; stages: LoopStage[]; ratiosToStage0: Record<number, number> }
 
 export async function measureLoop(stages: number[], seed: number, log: (line: string) => void): Promise<Loop> {
   const results: LoopStage[] = []
@@ -48,6 +52,8 @@ export async function measureLoop(stages: number[], seed: number, log: (line: st
       noRegressionGradeMs: narrow.gradeMs,
       fullWallMs: full.wallMs,
       noRegressionWallMs: narrow.wallMs,
+      fullStarts: full.serverStarts,
+      noRegressionStarts: narrow.serverStarts,
       ...watch,
       passed: full.passed && narrow.passed && watch.passed,
       failed: [...full.failed.map((id) => `full: ${id}`), ...narrow.failed.map((id) => `no-regression: ${id}`), ...watch.failed.map((l) => `watch: ${l}`)],
@@ -58,7 +64,9 @@ export async function measureLoop(stages: number[], seed: number, log: (line: st
         `watch: save → first check ${(watch.saveToFirstCheckMs / 1000).toFixed(1)} s, → verdict ${(watch.saveToVerdictMs / 1000).toFixed(1)} s`,
     )
   }
-  return { seed, stages: results }
+  const base = results.find((r) => r.stage === 0)?.fullWallMs
+  const ratiosToStage0 = base ? Object.fromEntries(results.map((r) => [r.stage, Math.round((r.fullWallMs / base) * 100) / 100])) : {}
+  return { seed, stages: results, ratiosToStage0 }
 }
 
 /** Starts `npm run watch` on a solved checkout, waits for its first verdict, saves a learner file, times the regrade. */

@@ -255,12 +255,15 @@ export function printLoop(loop: Loop | { skipped: string }) {
   console.log(chalk.bold("\nThe learner's loop") + chalk.dim(`  (reference solutions, seed ${loop.seed}; wall times include process start-up)`))
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`
   table(
-    ['stage', 'verdict', 'full grade', '--no-regression', 'watch: save → 1st check', 'save → verdict'],
+    ['stage', 'verdict', 'full grade', '× stage 0', 'server starts', '--no-regression', 'its starts', 'watch: save → 1st check', 'save → verdict'],
     loop.stages.map((l) => [
       String(l.stage),
       l.passed ? 'passed' : 'FAILED',
       s(l.fullWallMs),
+      loop.ratiosToStage0[l.stage] === undefined ? '' : `${loop.ratiosToStage0[l.stage]!.toFixed(1)}×`,
+      String(l.fullStarts),
       s(l.noRegressionWallMs),
+      String(l.noRegressionStarts),
       s(l.saveToFirstCheckMs),
       s(l.saveToVerdictMs),
     ]),

@@ -5,6 +5,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { grade } from '#grader/grade.ts'
 import { startPostgres, type PgDatabase, type PgServer } from '#harness/postgres.ts'
+import { findBwrap } from '#harness/sandbox.ts'
 
 async function databaseNames(url: string): Promise<string[]> {
   const client = new pg.Client({ connectionString: url })
@@ -67,12 +68,29 @@ describe('PostgreSQL for stage 6', () => {
     expect(await databaseNames(own.url), 'and dropped it').toEqual(before)
   })
 
-  it('a sandboxed grade refuses a LAB_DATABASE_URL: the sandbox has no network', async () => {
-    process.env.LAB_DATABASE_URL = own.url
+  it('a sandboxed grade refuses a LAB_DATABASE_URL over TCP: the sandbox has no network', async () => {
+    const tcp = new URL(own.url)
+    tcp.searchParams.delete('host')
+    process.env.LAB_DATABASE_URL = tcp.href
     try {
       await expect(grade({ stage: 6, seed: 6, source: { kind: 'solution' }, only: ['skewed-clocks'], sandbox: true })).rejects.toThrow(/--no-sandbox/)
     } finally {
       delete process.env.LAB_DATABASE_URL
     }
   })
+
+  it.skipIf(!findBwrap().path)(
+    'a sandboxed grade reaches a LAB_DATABASE_URL over its Unix socket (host=/a/folder), which the sandbox binds',
+    { timeout: 300_000 },
+    async () => {
+      expect(new URL(own.url).searchParams.get('host')).toMatch(/^\//)
+      process.env.LAB_DATABASE_URL = own.url
+      try {
+        const result = await grade({ stage: 6, seed: 6, source: { kind: 'solution' }, only: ['skewed-clocks'], sandbox: true })
+        expect(result.checks.map((c) => [c.id, c.status, c.message])).toEqual([['skewed-clocks', 'pass', '']])
+      } finally {
+        delete process.env.LAB_DATABASE_URL
+      }
+    },
+  )
 })

@@ -180,11 +180,14 @@ describe('npm run grade -- 0,3,4,6 --roster', () => {
       try {
         const roster = join(scratch.path, 'class')
         mkdirSync(roster)
-        // Its server never listens (its layer is never made), so its grade waits for the 60 s start-up
-        // ceiling: the roster's 5 s limit comes first, whatever the machine's speed.
+        // Its server never listens (its layer is never made, and a timer keeps it alive), so its grade
+        // waits for the 60 s start-up ceiling: the roster's 5 s limit comes first, whatever the machine's speed.
         const dir = checkout(roster, 'stuck')
         const stage1 = stageByNumber(1)
-        writeFileSync(join(dir, 'stages', stage1.folder, 'idempotency.ts'), 'export const createLayer = () => new Promise<never>(() => {})\n')
+        writeFileSync(
+          join(dir, 'stages', stage1.folder, 'idempotency.ts'),
+          'export const createLayer = () => new Promise<never>(() => setInterval(() => {}, 1_000))\n',
+        )
         const store = join(scratch.path, 'grades.sqlite')
         const json = join(scratch.path, 'roster.json')
         const graded = await npm(scratch.path, 'grade', ['1', '--roster', roster, '--store', store, '--json', json, '--time-limit', '5'])
