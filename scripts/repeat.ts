@@ -62,7 +62,7 @@ if (!values['mutants-only'])
   for (const stage of course.stages.filter((s) => wanted(`solution-${s.number}`)))
     pending.push(
       repeat(`solution of stage ${stage.number} passes`, seedsOf(stage.number), async (seed) => {
-        const r = await grade({ stage: stage.number, seed, source: { kind: 'solution' }, ...(await sharedPostgres(stage.number)) })
+        const r = await grade({ stage: stage.number, seed, source: { kind: 'solution' }, shrink: false, ...(await sharedPostgres(stage.number)) })
         const failed = r.checks.filter((c) => !c.passed)
         return r.passed ? undefined : `${r.rerun}: failed ${failed.map((c) => `${c.id} (${c.message.split('\n')[0]})`).join(', ')}`
       }),
@@ -73,7 +73,15 @@ if (!values['solutions-only'])
     const path = materialize(mutant)
     pending.push(
       repeat(`mutant ${mutant.id} fails ${mutant.mustFail}`, seedsOf(mutant.stage), async (seed) => {
-        const r = await grade({ stage: mutant.stage, seed, source: { kind: 'dir', path }, only: [mutant.mustFail], ...(await sharedPostgres(mutant.stage)) })
+        const r = await grade({
+          stage: mutant.stage,
+          seed,
+          source: { kind: 'dir', path },
+          only: [mutant.mustFail],
+          // Verdicts only: a failing history is not shrunk (GradeOptions.shrink).
+          shrink: false,
+          ...(await sharedPostgres(mutant.stage)),
+        })
         const check = r.checks.find((c) => c.id === mutant.mustFail)
         return check && isFailure(check)
           ? undefined

@@ -130,7 +130,7 @@ async function findShortestFailure(ctx: CheckContext, env: HistoryEnv, alphabet:
   for (const { only, numRuns } of rounds) {
     if (numRuns <= 0) continue
     const property = fc.asyncProperty(historyArbitrary(alphabet, MAX_STEPS, only), (history: History) => tryHistory(search, ctx.seed, history))
-    const details = await fc.check(property, { seed: ctx.rng.int(0, 2 ** 31 - 1), numRuns, endOnFailure: false, unbiased: true })
+    const details = await fc.check(property, { seed: ctx.rng.int(0, 2 ** 31 - 1), numRuns, endOnFailure: !ctx.shrink, unbiased: true })
     if (search.broken !== undefined && !search.shortest) throw search.broken
     if (!details.failed) continue
     // The property only returns false after recording a run, so a failure without one is fast-check's own error.

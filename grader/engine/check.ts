@@ -51,6 +51,12 @@ export type CheckContext = {
   clock: GradeClock
   /** How many random histories a histories check runs (--histories). */
   histories: number
+  /**
+   * Whether a failing histories check shrinks its history to the shortest
+   * that still fails (the default). The repetitions judge verdicts only: a
+   * shrink changes a failure's picture, never the verdict, and costs seconds.
+   */
+  shrink: boolean
   /** The command that runs this check alone again, on the same code with the same seed. */
   rerun: string
 }

@@ -20,7 +20,7 @@ import type { ServerCommand } from '#harness/serverCommand.ts'
 
 /** What a check's context is made from: the grade it runs in (grading.ts). */
 export type CheckGround = {
-  readonly options: { seed: number; histories?: number; server?: ServerCommand; onExchange?: (e: Exchange) => void }
+  readonly options: { seed: number; histories?: number; shrink?: boolean; server?: ServerCommand; onExchange?: (e: Exchange) => void }
   readonly graded: Stage
   readonly adminToken: string
   readonly pool: InstancePool
@@ -81,6 +81,7 @@ export function makeCheckContext(ground: CheckGround, check: Check, stage: Stage
     signal: abort.signal,
     clock,
     histories: options.histories ?? HISTORIES_DEFAULT,
+    shrink: options.shrink ?? true,
     rerun: rerunCommand(ground.graded.number, options.seed, workspace.source, options.server, { only: [check.id], histories: options.histories }),
     note: (line) => notes.push(line),
     award: (points) => (awarded = Math.max(0, Math.min(check.points, Math.floor(points)))),

@@ -72,6 +72,8 @@ export type GradeOptions = {
   realClock?: boolean
   /** How many random histories each histories check runs (--histories; default HISTORIES_DEFAULT). */
   histories?: number
+  /** false: a failing histories check shows the first failing history as found, unshrunk (the repetitions: verdicts only). */
+  shrink?: boolean
 }
 
 export type GradeResult = {
