@@ -88,10 +88,8 @@ export class GradeClock {
     }
     if (at <= this.nowMs) return
     this.nowMs = at
-    for (const database of this.databases) await database.setClock(at)
-    for (const instance of this.instances) {
-      if (!instance.alive) continue
-      await putClock(instance, at)
-    }
+    // Each side all at once: a grade has many databases and instances, and each move is a round trip to every one.
+    await Promise.all([...this.databases].map((database) => database.setClock(at)))
+    await Promise.all([...this.instances].filter((instance) => instance.alive).map((instance) => putClock(instance, at)))
   }
 }

@@ -26,6 +26,8 @@ export type PgDatabase = {
   /** Moves the database's now() to `nowMs` (undefined: the real clock, as it starts). See pgClock.ts. */
   setClock(nowMs: number | undefined): Promise<void>
   drop(): Promise<void>
+  /** Lets go of the connection setClock keeps (drop does too): before the server stops. */
+  close(): Promise<void>
 }
 export type PgServer = {
   /** 'embedded' or 'external' (LAB_DATABASE_URL). */
@@ -60,12 +62,26 @@ function databaseHost(adminUrl: string) {
     const url = new URL(adminUrl)
     url.pathname = `/${name}`
     await withClient(url.href, (c) => installPgClock(c, name, undefined))
+    // The timeline moves every database of a grade at each step: one connection kept for it, not one per move.
+    let clockClient: Promise<pg.Client> | undefined
+    const closeClock = async () => {
+      const client = clockClient
+      clockClient = undefined
+      await (await client?.catch(() => undefined))?.end().catch(() => undefined)
+    }
     return {
       name,
       url: url.href,
-      setClock: (nowMs) => withClient(url.href, (c) => setPgClock(c, nowMs)),
+      async setClock(nowMs) {
+        clockClient ??= connected(url.href)
+        await setPgClock(await clockClient, nowMs)
+      },
       // FORCE: a crashed bank may still hold connections.
-      drop: () => withClient(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+      async drop() {
+        await closeClock()
+        await withClient(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+      },
+      close: closeClock,
     }
   }
   return { createDatabase }
@@ -76,6 +92,14 @@ function externalServer(url: string): PgServer {
   const host = new URL(url).searchParams.get('host')
   const socketDir = host?.startsWith('/') ? host : undefined
   return { kind: 'external', adminUrl: url, startMs: 0, ...(socketDir ? { socketDir } : {}), ...databaseHost(url), stop: async () => {} }
+}
+
+async function connected(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url })
+  // A server stopped under it (the end of a grade) must not crash the grader.
+  client.on('error', () => undefined)
+  await client.connect()
+  return client
 }
 
 async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
@@ -272,6 +296,7 @@ export function databasesPerPath(server: PgServer, { shared = false }: { shared?
     },
     async dispose(): Promise<void> {
       const spare = await ready?.catch(() => undefined)
+      for (const database of made.values()) await (await database.catch(() => undefined))?.close()
       if (!shared && server.kind === 'embedded') return server.stop()
       for (const database of [...made.values(), ...(spare ? [Promise.resolve(spare)] : [])]) await (await database).drop().catch(() => undefined)
       if (!shared) await server.stop()

@@ -43,7 +43,8 @@ ${LOOP_USAGE}
   --real-clock     wait out every lease and TTL on the host's clock instead of
                    moving the grade's clock (slower; as for a --server without
                    PUT /admin/clock)
-  --histories N    random histories each histories check runs (default ${HISTORIES_DEFAULT});
+  --histories N    random histories each histories check runs (default ${HISTORIES_DEFAULT.sqlite},
+                   ${HISTORIES_DEFAULT.postgres} on stage 6, whose histories run on PostgreSQL);
                    more find rarer combinations, and take longer
 
   --roster DIR     grade every checkout under DIR (folder name = learner id),

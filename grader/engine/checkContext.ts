@@ -14,7 +14,7 @@ import type { Check, CheckContext, StartOptions } from './check.ts'
 import { describeRefusals, findCopiedAnswers } from '../policing/copiedAnswers.ts'
 import type { InstancePool } from './instancePool.ts'
 import type { LearnerExports } from '../policing/learnerCode.ts'
-import { HISTORIES_DEFAULT } from '../model/historyCount.ts'
+import { historiesDefault } from '../model/historyCount.ts'
 import { rerunCommand } from './rerun.ts'
 import type { ServerCommand } from '#harness/serverCommand.ts'
 
@@ -80,7 +80,7 @@ export function makeCheckContext(ground: CheckGround, check: Check, stage: Stage
     dbPath: defaultDb,
     signal: abort.signal,
     clock,
-    histories: options.histories ?? HISTORIES_DEFAULT,
+    histories: options.histories ?? historiesDefault(stage),
     shrink: options.shrink ?? true,
     rerun: rerunCommand(ground.graded.number, options.seed, workspace.source, options.server, { only: [check.id], histories: options.histories }),
     note: (line) => notes.push(line),

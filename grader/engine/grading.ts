@@ -70,7 +70,7 @@ export type GradeOptions = {
   postgres?: PgServer
   /** Run every check on the host's clock, waiting out leases and TTLs (--real-clock), as for a server whose clock cannot be moved. */
   realClock?: boolean
-  /** How many random histories each histories check runs (--histories; default HISTORIES_DEFAULT). */
+  /** How many random histories each histories check runs (--histories; default: historiesDefault of its stage). */
   histories?: number
   /** false: a failing histories check shows the first failing history as found, unshrunk (the repetitions: verdicts only). */
   shrink?: boolean
@@ -280,9 +280,13 @@ class Grading implements CheckRunGround {
    */
   private async startShared(): Promise<{ error: string; copied: string } | undefined> {
     try {
+      const first = !this.shared
       this.shared ??= await this.pool.shared(this.clock)
       await this.shared.start()
       this.serverStartMs ||= this.shared.lastStartMs
+      // Every full grade of a stage with keys restarts its server (the histories check crashes it) and
+      // starts another on its database (two-instances-one-database): a spare gets going while the first checks run.
+      if (first && this.graded.number >= 1 && !this.options.only && !this.options.server) await this.pool.warmUp(this.shared)
       // A --server may not offer PUT /admin/clock: then the grade waits on real time.
       if (this.options.server && this.clock.controlled && !(await clockIsControlled(this.shared))) this.clock.useRealTime()
       return undefined

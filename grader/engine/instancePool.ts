@@ -138,6 +138,18 @@ export class InstancePool {
     if (member.renewable) await resetCore(server, { delayMs: member.settings.processingDelayMs ?? 0 })
   }
 
+  /**
+   * Starts the spare now, before any check asks for a second process: for a
+   * grade that is sure to (grading.ts says which), so that its first restart
+   * or extra instance is as quick as the later ones.
+   */
+  async warmUp(shared: ServerProcess): Promise<void> {
+    const member = this.members.find((m) => m.server === shared)
+    if (!member || !shared.alive) return
+    member.renewable ??= await offersRenewal(shared)
+    if (member.renewable) this.keepSpare()
+  }
+
   /** Every process stopped (the grade is over), but `except`. */
   async stopAll(except?: ServerProcess): Promise<void> {
     this.stopped = true
