@@ -266,7 +266,8 @@ async function waitReady(url: string, server: ChildProcess, log: () => string): 
  */
 type ClockedTimeline = { followDatabase(database: PgDatabase): Promise<void> }
 
-export function databasesPerPath(server: PgServer, { shared = false }: { shared?: boolean } = {}) {
+/** `ahead`: make the next database ahead (a whole grade, which asks for many; a grade of a few checks would waste it). */
+export function databasesPerPath(server: PgServer, { shared = false, ahead = true }: { shared?: boolean; ahead?: boolean } = {}) {
   const made = new Map<string, Promise<PgDatabase>>()
   let ready: Promise<PgDatabase> | undefined
   /** The database made ahead, or (none, or it was not made) a new one. */
@@ -287,7 +288,7 @@ export function databasesPerPath(server: PgServer, { shared = false }: { shared?
           return db
         })
         made.set(dbPath, (database = creating))
-        if (!first) {
+        if (!first && ahead) {
           ready = server.createDatabase()
           ready.catch(() => undefined) // not made: next() makes one when asked
         }

@@ -175,13 +175,16 @@ class Grading implements CheckRunGround {
     // A --server command loads none of our code: there is no answer to copy.
     this.found = { copied: options.server ? '' : describeRefusals(findCopiedAnswers(this.scanned)) }
     this.exports = new LearnerExports(workspace.buildDir, options.sandbox ? { dataDir: workspace.tmp, tmp: options.sandboxTmp } : undefined)
-    this.pool = new InstancePool({
-      sharedDb: this.sharedDb,
-      newDbPath: () => workspace.newDbPath(),
-      databaseEnv: async (dbPath, clock) => (pg ? await pg.envFor(dbPath, clock) : {}),
-      databaseName: async (dbPath, clock) => (pg ? new URL((await pg.envFor(dbPath, clock)).LAB_DATABASE_URL!).pathname.slice(1) : basename(dbPath)),
-      server: (dbPath, settings, clock, warm) => this.newServer(dbPath, settings, clock, warm),
-    })
+    this.pool = new InstancePool(
+      {
+        sharedDb: this.sharedDb,
+        newDbPath: () => workspace.newDbPath(),
+        databaseEnv: async (dbPath, clock) => (pg ? await pg.envFor(dbPath, clock) : {}),
+        databaseName: async (dbPath, clock) => (pg ? new URL((await pg.envFor(dbPath, clock)).LAB_DATABASE_URL!).pathname.slice(1) : basename(dbPath)),
+        server: (dbPath, settings, clock, warm) => this.newServer(dbPath, settings, clock, warm),
+      },
+      wholeGrade(options),
+    )
   }
 
   static async prepare(options: GradeOptions): Promise<Grading> {
@@ -190,8 +193,8 @@ class Grading implements CheckRunGround {
       graded.database !== 'postgres'
         ? undefined
         : options.postgres
-          ? databasesPerPath(options.postgres, { shared: true })
-          : databasesPerPath(await startDatabase(options, graded))
+          ? databasesPerPath(options.postgres, { shared: true, ahead: wholeGrade(options) })
+          : databasesPerPath(await startDatabase(options, graded), { ahead: wholeGrade(options) })
     if (pg && options.sandbox && !pg.server.socketDir) {
       await pg.dispose()
       throw new Error('the sandbox has no network, so it cannot reach LAB_DATABASE_URL: grade with --no-sandbox')
@@ -284,9 +287,9 @@ class Grading implements CheckRunGround {
       this.shared ??= await this.pool.shared(this.clock)
       await this.shared.start()
       this.serverStartMs ||= this.shared.lastStartMs
-      // Every full grade of a stage with keys restarts its server (the histories check crashes it) and
+      // Every whole grade of a stage with keys restarts its server (the histories check crashes it) and
       // starts another on its database (two-instances-one-database): a spare gets going while the first checks run.
-      if (first && this.graded.number >= 1 && !this.options.only && !this.options.server) await this.pool.warmUp(this.shared)
+      if (first && this.graded.number >= 1 && wholeGrade(this.options)) await this.pool.warmUp(this.shared)
       // A --server may not offer PUT /admin/clock: then the grade waits on real time.
       if (this.options.server && this.clock.controlled && !(await clockIsControlled(this.shared))) this.clock.useRealTime()
       return undefined
@@ -330,6 +333,9 @@ class Grading implements CheckRunGround {
     return { ...stageSandbox(graded, [workspace.stageDir(graded), workspace.buildDir], writable), tmp: options.sandboxTmp }
   }
 }
+
+/** A grade of every check of its stage (earlier stages' or not), of the course's bank: the one that keeps a spare process. */
+const wholeGrade = (options: GradeOptions) => !options.only && !options.server && !options.entry
 
 /** The grade's own PostgreSQL, told to onDatabaseStart: the CLI shows a line while it starts. */
 async function startDatabase(options: GradeOptions, graded: Stage): Promise<PgServer> {

@@ -5,13 +5,13 @@
 // generation (PUT /admin/instance: these settings, this database; see
 // bank/generations.ts), and a process is started only when none is idle.
 //
-// Once a grade has needed a second process (a check asked for another
-// instance, or crashed one and restarts it), the pool keeps one spare warm:
-// a process of the grade's build, started in the background, that the next
+// A whole grade (not one narrowed to a few checks) keeps one spare warm: a
+// process of the grade's build, started in the background, that the next
 // instance or restart becomes (ServerProcess's `warm`). A restart is still a
 // process that was never the crashed one, opening the database anew; it just
 // did its booting while the grade went on. The spare is started again each
-// time one is taken, so at most one is wasted when the grade ends.
+// time one is taken, so at most one is wasted when the grade ends; a grade
+// of a few checks keeps none, and starts what it needs when it needs it.
 //
 // A server that does not offer PUT /admin/instance (a --server command) gets
 // a process of its own for each instance a check asks for, stopped when the
@@ -62,7 +62,15 @@ export class InstancePool {
   private spare: Promise<ServerProcess | undefined> | undefined
   private stopped = false
 
-  constructor(private readonly maker: InstanceMaker) {}
+  /**
+   * `spares`: whether to keep one (a whole grade, which needs several
+   * processes); a grade of one check (--only) starts what it needs when it
+   * needs it, and wastes no process on a spare nobody takes.
+   */
+  constructor(
+    private readonly maker: InstanceMaker,
+    private readonly spares: boolean,
+  ) {}
 
   /** Processes spawned for this grade so far: first starts, spares and restarts. */
   get starts(): number {
@@ -200,7 +208,7 @@ export class InstancePool {
 
   /** Starts a spare in the background, if there is none: on the grade's clock and the shared database, with the defaults. */
   private keepSpare(): void {
-    if (this.spare || this.stopped || !this.gradeClock) return
+    if (!this.spares || this.spare || this.stopped || !this.gradeClock) return
     this.spare = this.make(this.maker.sharedDb, {}, this.gradeClock).then(
       async (server) => {
         await server.start()
