@@ -31,7 +31,13 @@ function installNode(version: string): string {
   const dir = join(home, `node-v${version}`)
   if (existsSync(join(dir, 'bin', 'node'))) return dir
   mkdirSync(dir, { recursive: true })
-  const tarball = execFileSync('npm', ['pack', `${pkg}@${version}`, '--pack-destination', home], { encoding: 'utf8' }).trim().split('\n').at(-1)!
+  const tarball = execFileSync('npm', ['pack', '--silent', `${pkg}@${version}`, '--pack-destination', home], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  })
+    .trim()
+    .split('\n')
+    .at(-1)!
   execFileSync('tar', ['-xzf', join(home, tarball), '-C', dir, '--strip-components=1'])
   rmSync(join(home, tarball))
   return dir

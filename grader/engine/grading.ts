@@ -31,7 +31,7 @@ import { isFailure, type CheckResult } from './checkResult.ts'
 import { InstancePool } from './instancePool.ts'
 import { keepServer, type KeptServer } from './keep.ts'
 import { rerunCommand } from './rerun.ts'
-import { runCheck, type CheckRunGround } from './runCheck.ts'
+import { runCheck } from './runCheck.ts'
 import { afterHang, failedToStart, notRun, notYetJudged, refused, skipped } from './unrunResults.ts'
 
 export type GradeOptions = {
@@ -142,16 +142,11 @@ export async function runGrading(options: GradeOptions, checks: GradedCheck[]): 
   }
 }
 
-const NEEDS: Record<NonNullable<Check['needs']>, string> = {
-  database: "it reads the layer's rows in the server's database (white box)",
-  'sqlite-file': "it opens the server's SQLite file (white box)",
-  'learner-code': "it calls the stage's TypeScript",
-}
-
-class Grading implements CheckRunGround {
-  readonly adminToken = `adm_${randomBytes(16).toString('hex')}`
-  readonly realClock = new GradeClock(false)
-  private readonly releaseBundler = holdBundler()
+export class Grading {
+  readonly adminToken: string
+  readonly realClock: GradeClock
+  /** The bundler's service, kept for the grade's builds and let go at its end. */
+  private readonly releaseBundler: () => Promise<void>
   /** The bank and the graded code, bundled once for every server of the grade (none for a scenario entry or a --server). */
   private bundle: Promise<string> | undefined
   private shared: ServerProcess | undefined
@@ -170,6 +165,9 @@ class Grading implements CheckRunGround {
     readonly clock: GradeClock,
     private readonly pg: GradeDatabases | undefined,
   ) {
+    this.adminToken = `adm_${randomBytes(16).toString('hex')}`
+    this.realClock = new GradeClock(false)
+    this.releaseBundler = holdBundler()
     this.sharedDb = workspace.newDbPath()
     this.scanned = workspace.scanTarget(graded)
     // A --server command loads none of our code: there is no answer to copy.
@@ -347,4 +345,11 @@ async function startDatabase(options: GradeOptions, graded: Stage): Promise<PgSe
   } finally {
     started?.(server)
   }
+}
+
+/** What a check needs besides the HTTP contract, as the skip line says it. */
+const NEEDS: Record<NonNullable<Check['needs']>, string> = {
+  database: `it reads the layer's rows in the server's database (white box)`,
+  'sqlite-file': `it opens the server's SQLite file (white box)`,
+  'learner-code': `it calls the stage's TypeScript`,
 }
