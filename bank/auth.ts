@@ -7,6 +7,18 @@ import { HttpProblem, problem } from './problem.ts'
 export const hashApiKey = (key: string) => createHash('sha256').update(key).digest('hex')
 export const newApiKey = () => `sk_${randomBytes(24).toString('hex')}`
 
+/** The admin token of a bank nobody configured: fine on your own machine, refused on any other address (run.ts). */
+export const DEFAULT_ADMIN_TOKEN = 'admin-secret-change-me'
+
+/**
+ * The admin token the grader makes for each grade (128 random bits). Only a
+ * bank started with one lets its clock be moved (LAB_CLOCK_NOW_MS): the
+ * grader's token is its proof that the grader started it, so a bank someone
+ * runs by hand, or with the default token, keeps the host's clock.
+ */
+export const newGraderToken = () => `adm_${randomBytes(16).toString('hex')}`
+export const isGraderToken = (token: string) => /^adm_[0-9a-f]{32}$/.test(token)
+
 function bearer(req: Request): string | undefined {
   const match = /^Bearer\s+(\S+)$/i.exec(req.get('authorization') ?? '')
   return match?.[1]

@@ -4,6 +4,10 @@
 // running instance new ones between checks (PUT /admin/instance,
 // generations.ts) instead of starting another process.
 import { z } from 'zod'
+import { DEFAULT_ADMIN_TOKEN } from './auth.ts'
+
+/** The latest moment a JavaScript Date can hold (ms since the epoch): no clock stands past it. */
+export const LATEST_INSTANT_MS = 8.64e15
 
 const ms = (fallback: number) => z.coerce.number().int().min(0).default(fallback)
 
@@ -12,14 +16,15 @@ const place = z.object({
   LAB_HOST: z.string().default('127.0.0.1'),
   LAB_PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   LAB_DB: z.string().default('bank.sqlite'),
-  LAB_ADMIN_TOKEN: z.string().min(8).default('admin-secret-change-me'),
+  LAB_ADMIN_TOKEN: z.string().min(8).default(DEFAULT_ADMIN_TOKEN),
   // The folder whose idempotency.ts wraps every money-moving POST.
   LAB_STAGE_DIR: z.string().default('stages/00-unprotected'),
   // Stage 6: a PostgreSQL URL instead of the SQLite file (pg/store.ts).
   LAB_DATABASE_URL: z.string().optional(),
-  // Set only by the grader: the bank's clock stands at this value (ms since
-  // the epoch) until the grader moves it with PUT /admin/clock (clock.ts).
-  LAB_CLOCK_NOW_MS: z.coerce.number().int().min(0).optional(),
+  // Set only by the grader, with its own admin token (auth.ts): the bank's
+  // clock stands at this value (ms since the epoch) until the grader moves it
+  // with PUT /admin/clock (clock.ts). Any other bank ignores it.
+  LAB_CLOCK_NOW_MS: z.coerce.number().int().min(0).max(LATEST_INSTANT_MS).optional(),
 })
 
 /**
@@ -46,8 +51,8 @@ export const SETTINGS = {
   },
   // Stage 6: the PostgreSQL pool's size.
   poolMax: { variable: 'LAB_DB_POOL_MAX', schema: z.coerce.number().int().min(1).default(10) },
-  // This instance's clock offset (the grader skews instances' clocks; any stage honours it).
-  clockOffsetMs: { variable: 'LAB_CLOCK_OFFSET_MS', schema: z.coerce.number().int().default(0) },
+  // This instance's clock offset (the grader skews instances' clocks; any stage honours it): at most a day either way.
+  clockOffsetMs: { variable: 'LAB_CLOCK_OFFSET_MS', schema: z.coerce.number().int().min(-86_400_000).max(86_400_000).default(0) },
 } as const
 
 export type Settings = { [K in keyof typeof SETTINGS]: number }

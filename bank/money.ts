@@ -19,6 +19,29 @@ export type Plan = { changes: Array<[accountId: string, delta: number]>; entry: 
 /** The accounts a movement reads (and, on PostgreSQL, locks) before decide(). */
 export const accountsOf = (move: Move): string[] => (move.kind === 'transfer' ? [move.from, move.to] : [move.to])
 
+/**
+ * The largest balance the bank holds: 2^53 − 1 won, the largest integer a
+ * JSON number (a JavaScript number) carries exactly. SQLite's INTEGER and
+ * PostgreSQL's BIGINT could hold more, but no answer could say it exactly,
+ * so a movement that would take a balance past it is refused and moves
+ * nothing. Amounts are at most 10^12 (schemas.ts): far below it.
+ */
+export const MAX_BALANCE = Number.MAX_SAFE_INTEGER
+
+/** A balance that `amount` more would take past MAX_BALANCE (compared without adding, so exactly). */
+const wouldOverflow = (balance: number, amount: number) => balance > MAX_BALANCE - amount
+
+const balanceLimit = (id: string, balance: number, amount: number): Outcome =>
+  problem(
+    422,
+    'balance-limit',
+    'Balance limit',
+    `Account ${id} holds ${balance} won: ${amount} more would pass ${MAX_BALANCE}, the most the bank holds exactly.`,
+    {
+      members: { balance, amount, maxBalance: MAX_BALANCE },
+    },
+  )
+
 /** Also GET /accounts/{id}'s answers (app.ts): one wording for an account, however it is reached. */
 export const unknownAccount = (id: string): Outcome => problem(404, 'account-not-found', 'Account not found', `There is no account ${id}.`)
 export const notOwner = (id: string): Outcome => problem(403, 'not-account-owner', 'Not your account', `Account ${id} belongs to another client.`)
@@ -30,6 +53,7 @@ export function decide(clientId: string, move: Move, accounts: ReadonlyMap<strin
     const target = accounts.get(to)
     if (!target) return { refused: unknownAccount(to) }
     if (target.clientId !== clientId) return { refused: notOwner(to) }
+    if (wouldOverflow(target.balance, amount)) return { refused: balanceLimit(to, target.balance, amount) }
     const entry: Entry = { id: `dp_${randomUUID()}`, kind: 'deposit', clientId, from: null, to, amount }
     return { plan: { changes: [[to, amount]], entry, balanceAfter: target.balance + amount } }
   }
@@ -37,13 +61,15 @@ export function decide(clientId: string, move: Move, accounts: ReadonlyMap<strin
   const source = accounts.get(from)
   if (!source) return { refused: unknownAccount(from) }
   if (source.clientId !== clientId) return { refused: notOwner(from) }
-  if (!accounts.has(to)) return { refused: unknownAccount(to) }
+  const target = accounts.get(to)
+  if (!target) return { refused: unknownAccount(to) }
   if (source.balance < amount)
     return {
       refused: problem(402, 'insufficient-funds', 'Insufficient funds', `Account ${from} cannot cover ${amount} won.`, {
         members: { balance: source.balance, amount },
       }),
     }
+  if (wouldOverflow(target.balance, amount)) return { refused: balanceLimit(to, target.balance, amount) }
   const entry: Entry = { id: `tr_${randomUUID()}`, kind: 'transfer', clientId, from, to, amount }
   return {
     plan: {

@@ -6,6 +6,7 @@
 //
 // main.ts runs it with the layer of LAB_STAGE_DIR; the grader runs the same
 // function from one bundle of the bank and the learner's folder (harness/serverBuild.ts).
+import { DEFAULT_ADMIN_TOKEN, isGraderToken } from './auth.ts'
 import { installClock, processClock } from './clock.ts'
 import { type Config, loadConfig } from './config.ts'
 import { CoreBanking } from './core.ts'
@@ -17,10 +18,24 @@ import type { CreateLayer, StoreKind } from './layer.ts'
 import { sqliteStore } from './sqliteStore.ts'
 import type { Store } from './store.ts'
 
+/** The host names of this machine's own interface. */
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
+
 export async function runBank(createLayer: CreateLayer<StoreKind>): Promise<void> {
   const config = loadConfig()
+  // LAB_SOCKET: a Unix socket instead of a port, for the grader's sandbox, which has no network.
+  const socket = process.env.LAB_SOCKET
+  // Everyone knows the default token: it may guard a bank only this machine can reach.
+  if (config.adminToken === DEFAULT_ADMIN_TOKEN && !socket && !LOOPBACK.has(config.host)) {
+    console.error(`LAB_ADMIN_TOKEN is the default one, which everybody knows: set a token of your own to listen on ${config.host}`)
+    process.exit(1)
+  }
+  // Only the grader moves a clock, and only the grader has its token: anyone else's LAB_CLOCK_NOW_MS is not obeyed.
+  const graded = config.clockNowMs !== undefined && isGraderToken(config.adminToken)
+  if (config.clockNowMs !== undefined && !graded)
+    console.error("LAB_CLOCK_NOW_MS ignored: only a bank the grader starts, with the grader's admin token, has a clock that can be moved")
   // Before the layer runs: whatever it reads of Date reads this clock.
-  installClock({ offsetMs: config.clockOffsetMs, startMs: config.clockNowMs })
+  installClock({ offsetMs: config.clockOffsetMs, startMs: graded ? config.clockNowMs : undefined })
 
   // PostgreSQL's driver is imported only for PostgreSQL: the SQLite stages load none of it.
   const openStore = async (config: Config): Promise<Store<StoreKind>> =>
@@ -37,8 +52,6 @@ export async function runBank(createLayer: CreateLayer<StoreKind>): Promise<void
   }
   generations = await startGenerations(config, open)
 
-  // LAB_SOCKET: a Unix socket instead of a port, for the grader's sandbox, which has no network.
-  const socket = process.env.LAB_SOCKET
   const http = createHttpServer(generations.handler)
   const onListening = () => {
     const address = http.address()

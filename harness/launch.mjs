@@ -9,7 +9,7 @@
 //
 // Plain JavaScript: it runs before anything is compiled.
 import { createHash } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -69,7 +69,9 @@ function prune(name, keep) {
     .filter((f) => f.startsWith(`${name}-`) && /\.[cm]js$/.test(f))
     .map((f) => join(store, f))
     .filter((f) => f !== keep)
-    .sort()
+  // Oldest first by when written: names hold a pid, and pids do not sort by time.
+  const written = (/** @type {string} */ f) => statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0
+  bundles.sort((a, b) => written(a) - written(b))
   for (const old of bundles.slice(0, -1)) for (const f of [old, `${old}.map`]) rmSync(f, { force: true })
 }
 

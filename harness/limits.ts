@@ -185,8 +185,9 @@ const OUT_OF_MEMORY =
 const HEAP_CAP = /Reached heap limit|Ineffective mark-compacts near heap limit/
 /** An abort in V8's heap code: the tail of the native stack V8 prints when it runs out of memory (its first lines may be cut off). */
 const V8_HEAP_FRAME = /v8::internal::Heap::|v8::internal::BackingStore::|v8::ArrayBuffer::New/
+/** Also Node's dump of an unhandled spawn error, whose "Error: spawn … EAGAIN" line a log's tail may have cut off: "code: 'EAGAIN'," then "syscall: 'spawn …'". */
 const NO_PROCESS =
-  /\bspawn(?:Sync)?\b[^\n]*\bEAGAIN\b|\bEAGAIN\b[^\n]*\bspawn(?:Sync)?\b|Cannot fork|fork: Resource temporarily unavailable|(?:uv_thread_create|pthread_create)[^\n]*(?:EAGAIN|Resource temporarily unavailable)/
+  /\bspawn(?:Sync)?\b[^\n]*\bEAGAIN\b|\bEAGAIN\b[^\n]*\bspawn(?:Sync)?\b|code: 'EAGAIN',\s*syscall: 'spawn|Cannot fork|fork: Resource temporarily unavailable|(?:uv_thread_create|pthread_create)[^\n]*(?:EAGAIN|Resource temporarily unavailable)/
 const TOO_BIG = /\bEFBIG\b|File too large/
 const TOO_MANY_FILES = /\bEMFILE\b|Too many open files/i
 
@@ -257,7 +258,7 @@ type PidsHierarchy = { version: 1 | 2; base: string }
 let hierarchy: { found?: PidsHierarchy } | undefined
 
 /** A grading's cgroup: idem-lab-<grader pid>-<n>, recognisable when left over. */
-const NAME = /^idem-lab-\d+-\d+$/
+export const PIDS_CGROUP_NAME = /^idem-lab-(\d+)-\d+$/
 /** Another grader's empty cgroup is left alone this long: its process may be about to enter it. */
 const FOREIGN_GRACE_MS = 30_000
 
@@ -368,14 +369,16 @@ function removeCgroup(dir: string): boolean {
  * Removes `dir` (a cgroup from pidsCgroup) once its processes are gone: its
  * process has exited, and the sandbox's inner processes follow within a
  * moment. Resolves true when removed; false after `withinMs` (then the
- * sweeps try again). Never keeps the grader alive.
+ * sweeps try again). Its timer holds the process open: a caller awaits this
+ * (a server's stop()), and with an unref'd timer a grader whose last handle
+ * was that server would end mid-grade, with status 0 and no verdict.
  */
 export async function releasePidsCgroup(dir: string | undefined, withinMs = 5_000): Promise<boolean> {
   if (!dir) return true
   const until = Date.now() + withinMs
   while (!removeCgroup(dir)) {
     if (Date.now() > until) return false
-    await sleep(20, undefined, { ref: false })
+    await sleep(20)
   }
   return true
 }
@@ -383,7 +386,7 @@ export async function releasePidsCgroup(dir: string | undefined, withinMs = 5_00
 /** Removes the empty idem-lab cgroups: this grader's (`all`: also those made just now), and another's once FOREIGN_GRACE_MS old. */
 export function sweepPidsCgroups(all = false): void {
   const now = Date.now()
-  for (const dir of leftPidsCgroups(undefined)) {
+  for (const dir of leftPidsCgroups('all')) {
     const since = made.get(dir) ?? ctime(dir)
     if ((all && made.has(dir)) || now - since > FOREIGN_GRACE_MS) removeCgroup(dir)
   }
@@ -408,13 +411,13 @@ function sweepAtExit(): void {
   }
 }
 
-/** The idem-lab cgroups of the grader `pid` that are still there (all graders': undefined). */
-export function leftPidsCgroups(pid: number | undefined = process.pid): string[] {
+/** The idem-lab cgroups of the grader `pid` that are still there (every grader's: 'all'). */
+export function leftPidsCgroups(pid: number | 'all' = process.pid): string[] {
   const found = pidsHierarchy()
   if (!found) return []
   try {
     return readdirSync(found.base)
-      .filter((name) => NAME.test(name) && (pid === undefined || name.startsWith(`idem-lab-${pid}-`)))
+      .filter((name) => PIDS_CGROUP_NAME.test(name) && (pid === 'all' || name.startsWith(`idem-lab-${pid}-`)))
       .map((name) => join(found.base, name))
   } catch {
     return []

@@ -20,27 +20,32 @@ export function markMaker(dir: string): void {
 }
 
 /**
- * Removes the cluster folders under `base` whose maker has exited and whose
- * postmaster (data/postmaster.pid) is not running; returns them. A folder
- * without a maker file (another tool's, or one being made) is left alone.
+ * The cluster folders under `base` whose maker has exited and whose
+ * postmaster (data/postmaster.pid) is not running. A folder without a maker
+ * file (another tool's, or one being made) is not one.
  */
-export function removeOrphanedClusters(base: string): string[] {
-  const removed: string[] = []
+export function orphanedClusters(base: string): string[] {
   let names: string[]
   try {
     names = readdirSync(base)
   } catch {
-    return removed
+    return []
   }
-  for (const name of names.filter((n) => n.startsWith(CLUSTER_PREFIX))) {
-    const dir = join(base, name)
-    const maker = pidIn(join(dir, MAKER_FILE))
-    if (maker === undefined || isRunning(maker)) continue
-    const postmaster = pidIn(join(dir, 'data', 'postmaster.pid'))
-    if (postmaster !== undefined && isRunning(postmaster)) continue
-    rmSync(dir, { recursive: true, force: true })
-    removed.push(dir)
-  }
+  return names
+    .filter((n) => n.startsWith(CLUSTER_PREFIX))
+    .map((name) => join(base, name))
+    .filter((dir) => {
+      const maker = pidIn(join(dir, MAKER_FILE))
+      if (maker === undefined || isRunning(maker)) return false
+      const postmaster = pidIn(join(dir, 'data', 'postmaster.pid'))
+      return postmaster === undefined || !isRunning(postmaster)
+    })
+}
+
+/** Removes the orphaned cluster folders under `base` (orphanedClusters); returns them. */
+export function removeOrphanedClusters(base: string): string[] {
+  const removed = orphanedClusters(base)
+  for (const dir of removed) rmSync(dir, { recursive: true, force: true })
   return removed
 }
 

@@ -46,7 +46,7 @@ export type PgServer = {
 const NOBODY = 65534
 const asRoot = () => platform() !== 'win32' && userInfo().uid === 0
 /** Where the cluster lives: as root, under /tmp, which `nobody` can always reach (a TMPDIR may be private to root). */
-const baseDir = () => (asRoot() ? '/tmp' : tmpdir())
+export const clusterBaseDir = () => (asRoot() ? '/tmp' : tmpdir())
 
 let databases = 0
 const newDatabaseName = () => `lab_${process.pid}_${Date.now().toString(36)}_${++databases}`
@@ -120,7 +120,7 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
   // reachable, so then they are copied once to a folder everyone can read.
   if (runsAsNobody(postgres)) return { initdb, postgres }
   const native = dirname(dirname(postgres))
-  const copy = join(baseDir(), `idem-lab-pg-${arch()}-${native.length}`)
+  const copy = join(clusterBaseDir(), `idem-lab-pg-${arch()}-${native.length}`)
   if (!existsSync(join(copy, 'bin', 'postgres'))) cpSync(native, copy, { recursive: true })
   return { initdb: join(copy, 'bin', 'initdb'), postgres: join(copy, 'bin', 'postgres') }
 }
@@ -157,8 +157,8 @@ function run(command: string[], opts: { env: Record<string, string> }): ChildPro
 async function embeddedServer(): Promise<PgServer> {
   const started = performance.now()
   const { initdb, postgres } = await binaries()
-  removeOrphanedClusters(baseDir())
-  const dir = mkdtempSync(join(baseDir(), CLUSTER_PREFIX))
+  removeOrphanedClusters(clusterBaseDir())
+  const dir = mkdtempSync(join(clusterBaseDir(), CLUSTER_PREFIX))
   const forget = onCleanup(() => rmSync(dir, { recursive: true, force: true }))
   markMaker(dir)
   const data = join(dir, 'data')

@@ -94,6 +94,13 @@ export function exportSandbox(file: string, script: string, dataDir: string, tmp
 let warnedNoPrlimit = false
 
 /**
+ * What to spawn, and what holds it: its pids cgroup, if one was made, and the
+ * limits in force (memory Infinity where only a cgroup holds it), which a
+ * server stuck while starting is read against (limitCounters.ts).
+ */
+export type SandboxedCommand = { file: string; args: string[]; cgroup?: string; limits?: Limits }
+
+/**
  * The argv that runs `command` with exactly `env`: inside the sandbox when
  * there is a spec, under the grading's resource limits (limits.ts; `limits`
  * replaces LAB_LIMITS and its defaults, null runs without). `graceful`:
@@ -113,7 +120,7 @@ export function sandboxed(
   env: Record<string, string>,
   command: string[],
   o: { graceful?: boolean; chdir?: string; path?: string; limits?: Limits | null; pidsCgroup?: boolean } = {},
-): { file: string; args: string[]; cgroup?: string } {
+): SandboxedCommand {
   if (!spec) return { file: command[0]!, args: command.slice(1) }
   const bwrap = findBwrap().path
   if (!bwrap) throw new SandboxUnavailableError(findBwrap().problem)
@@ -149,13 +156,15 @@ export function sandboxed(
   args.push('--chdir', o.chdir ?? repoRoot, '--', ...(limits && prlimit ? withLimits(command, limits, prlimit) : command))
   // Made last, when nothing can throw any more before the caller spawns it.
   const cgroup = limits && o.pidsCgroup !== false ? pidsCgroup(limits.procs) : undefined
+  // The limits that hold it: set by prlimit, or (processes only) by its cgroup.
+  const held = limits && (prlimit || cgroup) ? { limits: prlimit ? limits : { ...limits, memoryMb: Infinity } } : {}
   // Into its cgroup before bwrap starts, so that everything inside counts; a
   // cgroup it cannot enter ends it (125) rather than leave it unbounded.
   const enter = cgroup ? `echo $$ > '${cgroup}/cgroup.procs' || { echo "sandbox: cannot enter the pids cgroup ${cgroup}" >&2; exit 125; }; ` : ''
-  if (!o.graceful) return cgroup ? { file: '/bin/sh', args: ['-c', `${enter}exec "$0" "$@"`, bwrap, ...args], cgroup } : { file: bwrap, args }
+  if (!o.graceful) return cgroup ? { file: '/bin/sh', args: ['-c', `${enter}exec "$0" "$@"`, bwrap, ...args], cgroup, ...held } : { file: bwrap, args, ...held }
   // bwrap dies of SIGTERM at once and takes the sandbox with it. Ignored
   // (inherited over exec; the server's own handlers replace it), the group's
   // SIGTERM reaches the server's graceful shutdown, and bwrap exits with it.
   // Not for a process without handlers: it would ignore SIGTERM too.
-  return { file: '/bin/sh', args: ['-c', `trap "" TERM INT HUP; ${enter}exec "$0" "$@"`, bwrap, ...args], cgroup }
+  return { file: '/bin/sh', args: ['-c', `trap "" TERM INT HUP; ${enter}exec "$0" "$@"`, bwrap, ...args], cgroup, ...held }
 }

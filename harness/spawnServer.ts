@@ -10,8 +10,9 @@ import type { GradeClock } from './gradeClock.ts'
 import type { Endpoint } from './http.ts'
 import { childEnv, signalGroup, stopGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
+import { countersNote, readLimitCounters, stuckAtLimit } from './limitCounters.ts'
 import { releasePidsCgroup } from './limits.ts'
-import { sandboxed, type SandboxSpec } from './sandbox.ts'
+import { type SandboxedCommand, sandboxed, type SandboxSpec } from './sandbox.ts'
 import { KeptLog, ListeningWatch } from './serverLog.ts'
 import { commandSandbox, type ServerCommand } from './serverCommand.ts'
 
@@ -49,6 +50,9 @@ export type ServerOptions = {
 }
 
 export class ServerStartError extends Error {}
+
+/** How a ServerStartError begins when the server is alive but stuck at a limit; the limit's sentence follows, to the line's last '.'. */
+export const STUCK_AT_LIMIT = 'the server is stuck at a limit: '
 
 /**
  * How long a server that is alive but still starting is waited for. A crash
@@ -105,7 +109,7 @@ export const serverCwd = (options: ServerOptions) =>
   options.command ? options.command.cwd : confinedStage(options) === undefined ? repoRoot : options.stageDir
 
 /** The program and argv that start the server: node itself (or the --server command), or bwrap around it. */
-export function serverCommand(options: ServerOptions, env: Record<string, string>): { file: string; args: string[]; cgroup?: string } {
+export function serverCommand(options: ServerOptions, env: Record<string, string>): SandboxedCommand {
   const { command } = options
   if (command) {
     const spec = options.sandbox && commandSandbox(options.sandbox, command)
@@ -120,6 +124,10 @@ export class ServerProcess {
   /** Set when it listens on a Unix socket, with the agent that talks over it. */
   private socket: { path: string; agent: Agent } | undefined
   private child: ChildProcess | undefined
+  /** What holds the current process: its limits and pids cgroup (none unsandboxed). */
+  private held: Pick<SandboxedCommand, 'cgroup' | 'limits'> = {}
+  /** Settles once the current process's pids cgroup is removed (its last process gone): stop() waits for it. */
+  private cgroupGone: Promise<unknown> = Promise.resolve()
   /** What failures show of its output, all its processes' in turn: the start and the end, however much it printed (serverLog.ts). */
   private readonly log = new KeptLog()
   /** The current process's "listening on" line: a new watch per process, so a restart never finds the old line. */
@@ -226,7 +234,7 @@ export class ServerProcess {
     // A restarted instance stands at the timeline's moment of its restart, not of its first start.
     const startedAt = options.clock?.now()
     const env = { ...serverEnv(options), ...options.clock?.env() }
-    const { file, args, cgroup } = serverCommand(options, env)
+    const { file, args, cgroup, limits } = serverCommand(options, env)
     const child = spawn(file, args, {
       cwd: serverCwd(options),
       env,
@@ -234,6 +242,7 @@ export class ServerProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     this.child = child
+    this.held = { cgroup, limits }
     this.unexpectedExit = undefined
     track(child)
     // Every chunk is drained and read at once, in time proportional to its size: a flood never stalls the server nor the verdict.
@@ -250,8 +259,9 @@ export class ServerProcess {
       child[stream]!.once('end', () => noticed(listening.end(stream)))
     }
     this.outputEnded = new Promise((resolve) => child.once('close', () => resolve()))
+    // Its pids cgroup (limits.ts) is removed once the sandbox's last process is gone.
+    this.cgroupGone = new Promise((resolve) => child.once('exit', () => resolve(releasePidsCgroup(cgroup))))
     child.once('exit', (code, signal) => {
-      void releasePidsCgroup(cgroup) // its pids cgroup (limits.ts), once the sandbox's last process is gone
       const owner = listener.to
       if (owner.child === child && !owner.stopping) owner.unexpectedExit = signal ? `killed by ${signal}` : `exited with code ${code}`
       owner.wake()
@@ -276,7 +286,15 @@ export class ServerProcess {
   private takeOver(spare: ServerProcess): void {
     void this.socket?.agent.close()
     this.log.append(spare.log.text())
-    Object.assign(this, { child: spare.child, url: spare.url, socket: spare.socket, listening: spare.listening, outputEnded: spare.outputEnded })
+    Object.assign(this, {
+      child: spare.child,
+      held: spare.held,
+      cgroupGone: spare.cgroupGone,
+      url: spare.url,
+      socket: spare.socket,
+      listening: spare.listening,
+      outputEnded: spare.outputEnded,
+    })
     this.listener = spare.listener
     this.listener.to = this
     this.unexpectedExit = undefined
@@ -298,11 +316,7 @@ export class ServerProcess {
         await this.lastOutput()
         throw new ServerStartError(`the server ${this.unexpectedExit ?? 'exited'} before it listened.\n${this.logTail()}`)
       }
-      if (Date.now() > deadline)
-        throw new ServerStartError(
-          `the server is still running but did not print "listening on http://127.0.0.1:PORT" within ${seconds} s ` +
-            `(the start-up ceiling; LAB_START_TIMEOUT_S raises it).\n${this.logTail()}`,
-        )
+      if (Date.now() > deadline) throw this.atCeiling(`did not print "listening on http://127.0.0.1:PORT" within ${seconds} s`)
       const settles = this.listening.settlesIn()
       await this.outputOrExit(Math.min(deadline - Date.now(), settles ?? Infinity))
       // A line that may be unfinished counts only if the stream stayed quiet: let the
@@ -349,14 +363,30 @@ export class ServerProcess {
       // It already printed that it listens: an answer is usually a moment away.
       await sleep(25)
     }
-    throw new ServerStartError(`GET /health never answered 200 within ${timeoutMs / 1000} s (last: ${last}).\n${this.logTail()}`)
+    throw this.atCeiling(`GET /health never answered 200 within ${timeoutMs / 1000} s (last: ${last})`)
   }
 
-  /** Graceful stop: SIGTERM to the group, SIGKILL after a grace period. */
+  /**
+   * The error of a start that reached its ceiling with the process alive.
+   * Read now, while its processes live: one stuck at a limit (limitCounters.ts)
+   * is told apart from one that is merely slow, and the error says which.
+   */
+  private atCeiling(what: string): ServerStartError {
+    const { limits, cgroup } = this.held
+    const counters = limits && this.child?.pid !== undefined && this.alive ? readLimitCounters(this.child.pid, cgroup) : undefined
+    const limit = counters && stuckAtLimit(counters, limits!)
+    const log = this.logTail() ? `\n${this.logTail()}` : ''
+    if (limit) return new ServerStartError(`${STUCK_AT_LIMIT}${limit}.\nIt is still running, but ${what}.${log}`)
+    const below = counters ? `; it is below every limit (${countersNote(counters, limits!)})` : ''
+    return new ServerStartError(`the server is still running but ${what} (the start-up ceiling; LAB_START_TIMEOUT_S raises it)${below}.${log}`)
+  }
+
+  /** Graceful stop: SIGTERM to the group, SIGKILL after a grace period; done once its pids cgroup is gone too. */
   async stop(): Promise<void> {
     if (!this.child) return
     this.stopping = true
     await stopGroup(this.child)
+    await this.cgroupGone
     this.stopping = false
   }
 

@@ -19,7 +19,6 @@ import { repoRoot } from '#harness/paths.ts'
 import type { PgDatabase, PgServer } from '#harness/postgres.ts'
 import { runPostgres } from './helpers/postgres.ts'
 import { customerWith, startBank, type TestBank } from './helpers/bank.ts'
-import { leftoverAfter, processesWithMarker } from './helpers/procs.ts'
 import { asExchange, rawRequest, sendRaw } from './helpers/rawHttp.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
@@ -91,13 +90,11 @@ afterAll(async () => {
   const steps = await Promise.allSettled(stores.map((s) => s.tb.server.stop()))
   await database?.drop().catch(() => undefined)
   await server?.stop()
-  const left = await leftoverAfter(() => processesWithMarker(scratch.path))
-  scratch.dispose()
-  for (const step of steps) if (step.status === 'rejected') throw step.reason
-  expect(
-    left.map((p) => `${p.pid} ${p.cmdline}`),
-    'server processes left running by this file',
-  ).toEqual([])
+  try {
+    for (const step of steps) if (step.status === 'rejected') throw step.reason
+  } finally {
+    await scratch.disposeExpectingNoneLeft('left behind by the servers of this file')
+  }
 }, 60_000)
 
 /** `type` undefined: any problem type (the CONTRACT.md test below checks it is documented). */

@@ -3,6 +3,7 @@
 // (bank/clock.ts, GET/PUT /admin/clock), a restarted one comes back at the
 // timeline's current moment, and a database made by createDatabase() answers
 // now() from it (harness/pgClock.ts).
+import { newGraderToken } from '#bank/auth.ts'
 import { arch, platform } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -17,7 +18,8 @@ import { havePostgres, scratchDatabase } from './helpers/postgres.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 const STAGE = resolve(repoRoot, 'solutions', '05-scope-ttl')
-const ADMIN_TOKEN = 'adm_grade_clock_test_token'
+// The grader's kind of token: only a bank started with one has a clock that can be moved (bank/auth.ts).
+const ADMIN_TOKEN = newGraderToken()
 const DAY = 24 * 60 * 60 * 1000
 /** Far enough from the host clock that a value read from it cannot pass for the frozen one. */
 const TEN_MINUTES = 10 * 60_000
@@ -86,11 +88,13 @@ describe('a bank on the grade timeline (LAB_CLOCK_NOW_MS, PUT /admin/clock)', ()
     expect(await depositStamp()).toBe(new Date(before + DAY).toISOString())
   })
 
-  it('never back: PUT of an earlier moment answers the current one, and moveTo(earlier) does nothing', async () => {
+  it('never back: PUT of an earlier moment answers 409 clock-never-goes-back and names where it stands; moveTo(earlier) does nothing', async () => {
     const now = clock.now()
     const reply = await putClock(bank, { nowMs: now - 1 })
-    expect(reply.status, reply.text).toBe(200)
-    expect(reply.json).toEqual({ controlled: true, nowMs: now, offsetMs: 0 })
+    expectProblemReply(reply, 409, '/problems/clock-never-goes-back')
+    expect(reply.json.nowMs).toBe(now)
+    // The same moment again is no move back.
+    expect((await putClock(bank, { nowMs: now })).status).toBe(200)
     await clock.moveTo(now - 60_000)
     expect(clock.now()).toBe(now)
     expect((await getClock(bank)).json.nowMs).toBe(now)
@@ -117,11 +121,42 @@ describe('a bank on the grade timeline (LAB_CLOCK_NOW_MS, PUT /admin/clock)', ()
     expect((await getClock(bank)).json.nowMs).toBe(now)
   })
 
-  it('PUT /admin/clock takes { nowMs: integer ≥ 0 } only: 400 otherwise', async () => {
-    for (const body of [{}, { nowMs: -1 }, { nowMs: 1.5 }, { nowMs: '1' }, { nowMs: clock.now() + 1, extra: true }])
+  it('PUT /admin/clock takes { nowMs: an integer instant a date can hold } only: 400 otherwise, and every route still answers', async () => {
+    const latest = 8.64e15
+    for (const body of [{}, { nowMs: -1 }, { nowMs: 1.5 }, { nowMs: '1' }, { nowMs: clock.now() + 1, extra: true }, { nowMs: latest + 1 }, { nowMs: 1e300 }])
       expectProblemReply(await putClock(bank, body), 400, '/problems/invalid-body')
     expect((await getClock(bank)).json.nowMs).toBe(clock.now())
+    expect(await depositStamp()).toBe(new Date(clock.now()).toISOString())
   })
+})
+
+describe('a bank told LAB_CLOCK_NOW_MS without the grader’s token', () => {
+  // Anyone can set a variable; only the grader has its token. The default token and a token of one's own both keep the host's clock.
+  const tokens = ['admin-secret-change-me', 'my-own-long-admin-token']
+  const banks = tokens.map((token, i) => {
+    const server = new ServerProcess({
+      stageDir: STAGE,
+      dbPath: join(scratch.path, `not-grader-${i}.sqlite`),
+      adminToken: token,
+      env: { LAB_CLOCK_NOW_MS: '0' },
+    })
+    return { server, bank: new BankClient(server, new HttpClient(() => {}), token) }
+  })
+
+  beforeAll(() => Promise.all(banks.map((b) => b.server.start())), 120_000)
+  afterAll(() => Promise.all(banks.map((b) => b.server.stop())))
+
+  it.for(tokens.map((token, i) => [token, i] as const))(
+    'with %s: the host clock, not 1970, and PUT /admin/clock answers 409 clock-not-controlled',
+    async ([token, i]) => {
+      const { bank, server } = banks[i]!
+      const reply = await getClock(bank, token)
+      expect(reply.json).toMatchObject({ controlled: false })
+      expect(Math.abs(reply.json.nowMs - Date.now())).toBeLessThan(TEN_MINUTES)
+      expectProblemReply(await putClock(bank, { nowMs: Date.now() + 2 * DAY }, token), 409, '/problems/clock-not-controlled')
+      expect(server.logTail()).toMatch(/LAB_CLOCK_NOW_MS ignored/)
+    },
+  )
 })
 
 describe('a bank started without a clock', () => {

@@ -9,7 +9,8 @@ import { stageByNumber } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
 import type { CheckResult } from '#grader/engine/checkResult.ts'
 import type { GradeOptions, GradeResult } from '#grader/grade.ts'
-import { descendantsOf, leftoverAfter, pidAlive, processesWithMarker } from './helpers/procs.ts'
+import { expectNothingLeft } from './helpers/leftovers.ts'
+import { descendantsOf, leftoverAfter, pidAlive } from './helpers/procs.ts'
 import { gradeIn, scratchDir } from './helpers/scratch.ts'
 
 const stage0 = stageByNumber(0)
@@ -25,11 +26,7 @@ async function gradeAndCheckCleanup(label: string, options: Partial<GradeOptions
   const scratch = scratchDir(label)
   try {
     const result = await gradeIn(scratch.path, { stage: 0, seed: 7, source: { kind: 'solution' }, ...options })
-    const left = await leftoverAfter(() => processesWithMarker(scratch.path))
-    expect(
-      left.map((p) => `${p.pid} ${p.cmdline}`),
-      `processes left running by the ${label} grade`,
-    ).toEqual([])
+    await expectNothingLeft(`left behind by the ${label} grade`, scratch.path)
     return { result }
   } finally {
     scratch.dispose()
@@ -80,7 +77,7 @@ afterAll(async () => {
 describe.concurrent('grading stage 0', () => {
   it('a server that hangs on /health fails the grade at the start-up ceiling, saying so, and its whole process group is killed', async ({ expect }) => {
     const { result } = await gradeAndCheckCleanup('hang-health', { entry: scenario('hangs-on-health'), startTimeoutMs: SHORT_CEILING_MS })
-    expectStartFailure(result, /^the server did not start: GET \/health never answered 200 within 20 s \(last: .*timeout/i)
+    expectStartFailure(result, /^the server did not start: the server is still running but GET \/health never answered 200 within 20 s \(last: .*timeout/i)
     // The scenario printed its own pid and its child's: both are gone,
     // although both ignore SIGTERM.
     const message = result.checks[0]!.message

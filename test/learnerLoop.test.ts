@@ -13,7 +13,8 @@ import { repoRoot } from '#harness/paths.ts'
 import { printSummary } from '#grader/output/report.ts'
 import { firstError } from '#grader/engine/startFailure.ts'
 import { runCliDirectly, startGradeCli } from './helpers/cli.ts'
-import { leftoverAfter, pidAlive, processesWithMarker, waitFor } from './helpers/procs.ts'
+import { expectNothingLeft } from './helpers/leftovers.ts'
+import { pidAlive, waitFor } from './helpers/procs.ts'
 import { gradeIn, scratchDir } from './helpers/scratch.ts'
 
 const stage0 = stageByNumber(0)
@@ -134,7 +135,7 @@ describe('--keep', () => {
     const pid = Number(/kill -TERM -(\d+)/.exec(stop)![1])
     expect(pidAlive(pid)).toBe(true)
     await sh(stop)
-    expect(await leftoverAfter(() => processesWithMarker(dir))).toEqual([])
+    await expectNothingLeft('left behind by the run', dir)
     for (const folder of stop.split(' && rm -rf ')[1]!.split(' ')) expect(existsSync(folder), folder).toBe(false)
   })
 })
@@ -164,7 +165,7 @@ describe('npm run serve -- 0 --demo', () => {
       process.kill(-serve.child.pid!, 'SIGINT')
       await serve.done
     }
-    expect(await leftoverAfter(() => processesWithMarker(dir))).toEqual([])
+    await expectNothingLeft('left behind by the run', dir)
   })
 })
 
@@ -196,7 +197,7 @@ describe('npm run watch -- 0', () => {
       process.kill(-watch.child.pid!, 'SIGINT')
       await watch.done
     }
-    expect(await leftoverAfter(() => processesWithMarker(dir))).toEqual([])
+    await expectNothingLeft('left behind by the run', dir)
   })
 
   it('stops at the first failure, saying how many checks it did not run', async () => {
@@ -213,7 +214,7 @@ describe('npm run watch -- 0', () => {
       process.kill(-watch.child.pid!, 'SIGINT')
       await watch.done
     }
-    expect(await leftoverAfter(() => processesWithMarker(dir))).toEqual([])
+    await expectNothingLeft('left behind by the run', dir)
   })
 })
 

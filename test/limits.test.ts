@@ -5,7 +5,7 @@
 // otherwise; the test kills whatever is left in `finally`, and removes the
 // pids cgroup sandboxed() made for it (as root), even when it failed.
 import { spawn, spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, type TestContext, vi } from 'vitest'
 import { classifyFailure, type ServerView } from '#grader/engine/classifyFailure.ts'
@@ -24,8 +24,10 @@ import {
   prlimitArgs,
   releasePidsCgroup,
 } from '#harness/limits.ts'
+import { countersNote, processTree, stuckAtLimit } from '#harness/limitCounters.ts'
 import { findBwrap, sandboxed } from '#harness/sandbox.ts'
-import { cpuProbe, fileSizeProbe, type LimitProbe, memoryProbe, PIDS_QUESTION, procsProbe } from './fixtures/limitProbes.ts'
+import { ServerProcess, ServerStartError } from '#harness/spawnServer.ts'
+import { cpuProbe, fileSizeProbe, type LimitProbe, memoryProbe, PIDS_QUESTION, procsProbe, stuckProbe } from './fixtures/limitProbes.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 describe('LAB_LIMITS', () => {
@@ -147,6 +149,42 @@ describe('the pids cgroup: where one is made', () => {
   })
 })
 
+describe('a live server at a limit: its counters', () => {
+  const limits: Limits = { ...DEFAULT_LIMITS, memoryMb: 256, procs: 24 }
+
+  it('names the process limit from refusals the pids cgroup counted, or (no cgroup) from its tasks at the limit', () => {
+    expect(stuckAtLimit({ tasks: 24, refusedTasks: 3, largestDataMb: 40 }, limits)).toBe(
+      'it was refused a new process or thread 3 times, with 24 running of at most 24, the limit for learner code (LAB_LIMITS=procs=… changes it)',
+    )
+    expect(stuckAtLimit({ tasks: 23, largestDataMb: 40 }, limits)).toMatch(/^it runs 23 processes and threads, at its limit of 24, .*LAB_LIMITS=procs=/)
+  })
+
+  it('names the memory limit when a process holds nearly all of it', () => {
+    expect(stuckAtLimit({ tasks: 5, refusedTasks: 0, largestDataMb: 250 }, limits)).toMatch(
+      /^it holds 250 MB of memory, nearly all of 256 MB, .*LAB_LIMITS=memory=/,
+    )
+  })
+
+  it('names nothing below every limit (a slow server), and the note says how far below', () => {
+    const slow = { tasks: 12, refusedTasks: 0, largestDataMb: 120 }
+    expect(stuckAtLimit(slow, limits)).toBeUndefined()
+    expect(stuckAtLimit({ tasks: 20, largestDataMb: 200 }, limits)).toBeUndefined()
+    expect(countersNote(slow, limits)).toBe('12 processes and threads of 24, 120 MB of memory of 256 MB')
+    expect(countersNote(slow, { ...limits, memoryMb: Number.POSITIVE_INFINITY })).toBe('12 processes and threads of 24, 120 MB of memory')
+  })
+
+  it('reads a process tree from /proc: this process and the children it starts', async () => {
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30_000)'], { stdio: 'ignore' })
+    try {
+      await new Promise((done) => child.once('spawn', done))
+      expect(processTree(process.pid)).toEqual(expect.arrayContaining([process.pid, child.pid]))
+      expect(processTree(child.pid!)).toEqual([child.pid])
+    } finally {
+      child.kill('SIGKILL')
+    }
+  })
+})
+
 const prlimit = findPrlimit()
 const reports = describe.skipIf(!prlimit)
 
@@ -257,28 +295,10 @@ const read = (dir: string, file: string) => readFileSync(join(dir, file), 'utf8'
 function pidsAnswer(cgroup: string | undefined, pid: number | undefined): string {
   if (!cgroup || pid === undefined) return 'no writable pids controller on this machine'
   const members = new Set(read(cgroup, 'cgroup.procs').split('\n').map(Number))
-  const tree = [pid, ...descendants(pid)]
+  const tree = processTree(pid)
   const outside = tree.filter((p) => !members.has(p))
   if (tree.length < 2 || outside.length) return `the sandbox's processes ${outside.join(' ') || '(none found)'} are not in ${cgroup}`
   return `pids.max=${read(cgroup, 'pids.max')}`
-}
-
-/** Every process under `pid`, from /proc/<pid>/stat's parent ids. */
-function descendants(pid: number): number[] {
-  const parents = new Map<number, number>()
-  for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n)))
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
-    } catch {
-      // gone meanwhile
-    }
-  const found: number[] = []
-  for (let next = [pid]; next.length; ) {
-    next = [...parents].filter(([, parent]) => next.includes(parent)).map(([child]) => child)
-    found.push(...next)
-  }
-  return found
 }
 
 function kill(pid: number | undefined) {
@@ -379,6 +399,60 @@ probes('probes past each limit, sandboxed', () => {
       expect(ended.out).toContain('probe: in a pids cgroup with pids.max=24')
       expect(ended.cgroup?.max).toBe('24')
       if (ended.cgroup?.peak !== undefined) expect(ended.cgroup.peak).toBeLessThanOrEqual(24)
+    }
+  })
+
+  it('a server stuck at a limit while starting (it catches the error, then neither listens nor exits): the start error names the limit; a slow one is told apart', {
+    timeout: 120_000,
+  }, async () => {
+    vi.stubEnv('LAB_LIMITS', 'procs=24,memory=256')
+    const scratch = scratchDir('stuck')
+    const servers: ServerProcess[] = []
+    const startStuck = async (kind: 'procs' | 'memory' | 'slow', ceilingMs: number) => {
+      const probe = stuckProbe(kind)
+      const dir = join(scratch.path, kind)
+      mkdirSync(dir)
+      writeFileSync(join(dir, probe.file), probe.source)
+      const server = new ServerProcess({
+        stageDir: dir,
+        dbPath: join(dir, 'bank.sqlite'),
+        adminToken: 'stuck-probe-token',
+        bundle: join(dir, probe.file),
+        sandbox: { readOnly: [dir], writable: [dir] },
+        startTimeoutMs: ceilingMs,
+      })
+      servers.push(server)
+      return server.start().then(
+        () => new Error('it started'),
+        (error: Error) => error,
+      )
+    }
+    try {
+      // Side by side: each reaches its limit within a second or two, long before its ceiling.
+      const [procs, memory, slow] = await Promise.all([startStuck('procs', 20_000), startStuck('memory', 20_000), startStuck('slow', 3_000)])
+      for (const error of [procs, memory, slow]) expect(error).toBeInstanceOf(ServerStartError)
+      expect(procs.message).toContain('probe: at the limit')
+      const named = pidsHierarchy()
+        ? /^the server is stuck at a limit: it was refused a new process or thread \d+ times?, with \d+ running of at most 24, /
+        : /^the server is stuck at a limit: it runs \d+ processes and threads, at its limit of 24, /
+      expect(procs.message).toMatch(named)
+      expect(procs.message).toMatch(
+        /LAB_LIMITS=procs=… changes it\)\.\nIt is still running, but did not print "listening on http:\/\/127\.0\.0\.1:PORT" within 20 s\./,
+      )
+      expect(memory.message).toContain('probe: at the limit')
+      expect(memory.message).toMatch(/^the server is stuck at a limit: it holds 2\d\d MB of memory, nearly all of 256 MB, /)
+      expect(slow.message).toMatch(
+        /^the server is still running but did not print "listening on .*" within 3 s \(the start-up ceiling; LAB_START_TIMEOUT_S raises it\); it is below every limit \(\d+ processes and threads of 24, \d+ MB of memory of 256 MB\)\./,
+      )
+      // The first check's message leads with the limit, once.
+      const first = startFailureMessage(procs.message)
+      expect(first).toMatch(/^the server did not start: it (was refused|runs) .*LAB_LIMITS=procs=… changes it\)\nIt is still running/)
+      expect(first.split('LAB_LIMITS=procs').length).toBe(2)
+      expect(startFailureMessage(slow.message)).not.toMatch(/LAB_LIMITS/)
+    } finally {
+      vi.unstubAllEnvs()
+      for (const server of servers) await server.stop()
+      scratch.dispose()
     }
   })
 

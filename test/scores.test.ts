@@ -209,6 +209,42 @@ describe('npm run scores', () => {
     expect(rows.map((r) => Number(r[basicsCol]))).toEqual(ranked.map((l) => (l.marks.basics ? 0 : 4)))
   })
 
+  it('lists a learner of the class never graded as "not graded", last, in no pass rate and no average; --roster DIR names more', () => {
+    const dir = scratch('not-graded')
+    const store = storeWithClass(dir)
+    // A roster that held one more learner than the batch graded (interrupted before reaching them, say).
+    store.listRoster('roster /class', [...CLASS.map((l) => l.learner), 'zed-never-graded'])
+    const graded = summarize(store.latestRuns())
+    store.close()
+    const roster = join(dir, 'roster')
+    for (const name of ['zed-never-graded', 'yan-new-folder', '.hidden']) mkdirSync(join(roster, name), { recursive: true })
+    const csvFile = join(dir, 'out.csv')
+    const htmlFile = join(dir, 'out.html')
+    const { code, out, err } = npm('scores', '--store', join(dir, 'grades.sqlite'), '--roster', roster, '--csv', csvFile, '--html', htmlFile)
+    expect(code, err).toBe(0)
+
+    expect(out).toContain(`Scores · ${CLASS.length + 2} learners, 2 not graded`)
+    const table = out.slice(0, out.indexOf('\nChecks')).split('\n')
+    const rows = table.filter((line) => /^ ?\d+ {2}/.test(line))
+    expect(rows.slice(-2).map((line) => line.trim().split(/\s+/)[1])).toEqual(['yan-new-folder', 'zed-never-graded'])
+    for (const line of rows.slice(-2)) expect(line).toMatch(/—\s+—\s+—\s+not graded$/)
+    expect(out).not.toContain('.hidden')
+    expect(out).toMatch(/ zed-never-graded +not graded: no run of theirs is stored/)
+    // The pass rates are the graded learners' alone, as if the others were not in the class.
+    for (const c of graded.checkStats) {
+      const row = out.split('\n').find((x) => x.trimStart().startsWith(`${c.id} (${c.maxPoints} pt)`))!
+      expect(row, c.id).toMatch(new RegExp(`${c.passed}/${c.graded} ${Math.round(c.rate * 100)}%$`))
+      expect(c.graded).toBe(CLASS.length)
+    }
+    // In the CSV, empty cells and "not graded": a gradebook must not read them as 0 points.
+    const [header, ...csvRows] = parseCsv(readFileSync(csvFile, 'utf8'))
+    const zed = csvRows.find((r) => r[0] === 'zed-never-graded')!
+    expect(zed).toHaveLength(header!.length)
+    expect(zed[header!.indexOf('outcome')]).toBe('not graded')
+    expect(zed.filter((_, i) => i !== 0 && i !== header!.indexOf('outcome')).every((cell) => cell === '')).toBe(true)
+    expect(readFileSync(htmlFile, 'utf8')).toMatch(/zed-never-graded<\/td>(<td>—<\/td>)+<td class="none">not graded<\/td>/)
+  })
+
   it('says so when there is no store yet', () => {
     const { code, err } = npm('scores', '--store', join(scratch('none'), 'missing.sqlite'))
     expect(code).toBe(2)

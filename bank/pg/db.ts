@@ -4,9 +4,15 @@
 // would otherwise race on CREATE TABLE IF NOT EXISTS (it is not atomic there).
 import pg from 'pg'
 
-// Money is BIGINT (amounts go up to 10^12 won); pg returns int8 as a string
-// to be safe beyond 2^53, and every amount here is below it.
-pg.types.setTypeParser(pg.types.builtins.INT8, (text) => Number(text))
+// Money is BIGINT. pg returns int8 as a string, since it may pass 2^53; the
+// bank never stores a balance past MAX_BALANCE (money.ts), so every value it
+// reads is an exact JavaScript number, and one that is not is refused here
+// rather than rounded.
+pg.types.setTypeParser(pg.types.builtins.INT8, (text) => {
+  const value = Number(text)
+  if (!Number.isSafeInteger(value)) throw new RangeError(`a BIGINT of ${text} is past what the bank holds exactly (2^53 − 1)`)
+  return value
+})
 
 export type Pool = pg.Pool
 export type Tx = pg.PoolClient

@@ -30,7 +30,8 @@ import canonical
 
 ENV = os.environ
 DB_PATH = ENV.get("LAB_DB", "bank.sqlite")
-ADMIN_TOKEN = ENV.get("LAB_ADMIN_TOKEN", "admin-secret-change-me")
+DEFAULT_ADMIN_TOKEN = "admin-secret-change-me"  # everybody knows it: accepted only on loopback (main)
+ADMIN_TOKEN = ENV.get("LAB_ADMIN_TOKEN", DEFAULT_ADMIN_TOKEN)
 LEASE_MS = int(ENV.get("LAB_LEASE_MS", "30000"))
 TTL_MS = int(ENV.get("LAB_KEY_TTL_MS", "86400000"))
 BODY_LIMIT = int(ENV.get("LAB_BODY_LIMIT", "16384"))
@@ -48,9 +49,19 @@ POLICY = {"Idempotency-Key-Policy": f'ttl={TTL_MS // 1000}, lease={-(-LEASE_MS /
 # way plus LAB_CLOCK_OFFSET_MS, as a badly synced host's clock would be.
 # Everything timed reads now_ms(), never time.time() (the core's delayMs is
 # real processing time, and stays a real sleep).
+# The grader proves it started this server with the admin token it makes for
+# each grade ("adm_" and 32 hex digits): with any other token,
+# LAB_CLOCK_NOW_MS is ignored and the clock is the host's.
 
+LATEST_INSTANT_MS = 8_640_000_000_000_000  # the latest moment a date can hold
+GRADER_TOKEN = re.compile(r"adm_[0-9a-f]{32}")
 CLOCK_OFFSET_MS = int(ENV.get("LAB_CLOCK_OFFSET_MS", "0"))
-clock = {"nowMs": int(ENV["LAB_CLOCK_NOW_MS"]) if ENV.get("LAB_CLOCK_NOW_MS") else None}  # None: the host's
+CLOCK_START_MS = int(ENV["LAB_CLOCK_NOW_MS"]) if ENV.get("LAB_CLOCK_NOW_MS") else None
+if CLOCK_START_MS is not None and not GRADER_TOKEN.fullmatch(ADMIN_TOKEN):
+    print("LAB_CLOCK_NOW_MS ignored: only a bank the grader starts, with the grader's admin token, "
+          "has a clock that can be moved", file=sys.stderr, flush=True)
+    CLOCK_START_MS = None
+clock = {"nowMs": CLOCK_START_MS}  # None: the host's
 clock_lock = threading.Lock()
 
 
@@ -301,7 +312,8 @@ CORE_UPDATE = {
     "failNext": (False, lambda v: is_int(v) and 0 <= v <= 1000, "0 to 1000"),
     "crashAfterCommit": (False, lambda v: isinstance(v, bool), "a boolean"),
 }
-CLOCK_UPDATE = {"nowMs": (True, lambda v: is_int(v) and 0 <= v <= 2**53 - 1, "an integer number of ms since the epoch, 0 or more")}
+CLOCK_UPDATE = {"nowMs": (True, lambda v: is_int(v) and 0 <= v <= LATEST_INSTANT_MS,
+                           "an integer number of ms since the epoch, from 0 to 8640000000000000")}
 
 
 # ---- the money ---------------------------------------------------------------
@@ -315,6 +327,18 @@ def not_owner(account):
     return problem(403, "not-account-owner", "Not your account", f"Account {account} belongs to another client.")
 
 
+# The largest balance the bank holds: 2^53 - 1 won, the largest integer a JSON
+# number carries exactly. Python's ints could hold more, but the clients' JSON
+# parsers could not read it back exactly: refused, and nothing moves.
+MAX_BALANCE = 2**53 - 1
+
+
+def balance_limit(account, balance, amount):
+    return problem(422, "balance-limit", "Balance limit",
+                   f"Account {account} holds {balance} won: {amount} more would pass {MAX_BALANCE}, "
+                   "the most the bank holds exactly.", balance=balance, amount=amount, maxBalance=MAX_BALANCE)
+
+
 def move(db, client_id, kind, body):
     to, amount_ = body["to"], body["amount"]
     target = db.execute("SELECT client_id, balance FROM accounts WHERE id = ?", (to,)).fetchone()
@@ -323,6 +347,8 @@ def move(db, client_id, kind, body):
             return unknown_account(to)
         if target["client_id"] != client_id:
             return not_owner(to)
+        if target["balance"] + amount_ > MAX_BALANCE:
+            return balance_limit(to, target["balance"], amount_)
         balance_after = target["balance"] + amount_
     else:
         source = db.execute("SELECT client_id, balance FROM accounts WHERE id = ?", (body["from"],)).fetchone()
@@ -335,6 +361,8 @@ def move(db, client_id, kind, body):
         if source["balance"] < amount_:
             return problem(402, "insufficient-funds", "Insufficient funds",
                            f"Account {body['from']} cannot cover {amount_} won.", balance=source["balance"], amount=amount_)
+        if target["balance"] + amount_ > MAX_BALANCE:
+            return balance_limit(to, target["balance"], amount_)
         db.execute("UPDATE accounts SET balance = balance - ? WHERE id = ?", (amount_, body["from"]))
         balance_after = source["balance"] - amount_
     db.execute("UPDATE accounts SET balance = balance + ? WHERE id = ?", (amount_, to))
@@ -609,8 +637,17 @@ class Handler(BaseHTTPRequestHandler):
         with clock_lock:
             if clock["nowMs"] is None:
                 raise Problem(problem(409, "clock-not-controlled", "The clock is the host clock",
-                                      "This instance was started without LAB_CLOCK_NOW_MS: its clock cannot be moved."))
-            clock["nowMs"] = max(clock["nowMs"], now)  # never back: a lease once over stays over
+                                      "This instance was not started by the grader (LAB_CLOCK_NOW_MS with the "
+                                      "grader's admin token): its clock cannot be moved."))
+            if now < clock["nowMs"]:  # never back: a lease once over stays over
+                raise Problem(problem(409, "clock-never-goes-back", "The clock never goes back",
+                                      f"The clock stands at {clock['nowMs']}; {now} is earlier. "
+                                      "A moment once passed stays passed.", nowMs=clock["nowMs"]))
+            if abs(now + CLOCK_OFFSET_MS) > LATEST_INSTANT_MS:
+                message = f"{now} plus this instance's offset ({CLOCK_OFFSET_MS} ms) is past the latest date"
+                raise Problem(problem(400, "invalid-body", "Invalid request body", f"nowMs: {message}",
+                                      errors=[{"path": "nowMs", "message": message}]))
+            clock["nowMs"] = now
             return ok(200, clock_state()), {}
 
     def new_account(self, db, body):
@@ -667,10 +704,13 @@ def main():
     db.executescript(SCHEMA)
     db.close()
     path = ENV.get("LAB_SOCKET")
+    host = ENV.get("LAB_HOST", "127.0.0.1")
+    if ADMIN_TOKEN == DEFAULT_ADMIN_TOKEN and not path and host not in ("127.0.0.1", "::1", "localhost"):
+        sys.exit(f"LAB_ADMIN_TOKEN is the default one, which everybody knows: set a token of your own to listen on {host}")
     if path:
         server, where = UnixServer(path, Handler), f"unix:{path}"
     else:
-        server = Server((ENV.get("LAB_HOST", "127.0.0.1"), int(ENV.get("LAB_PORT", "3000"))), Handler)
+        server = Server((host, int(ENV.get("LAB_PORT", "3000"))), Handler)
         where = f"http://{server.server_address[0]}:{server.server_address[1]}"
     # SIGTERM ends serve_forever in the main thread; request threads are daemons.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))

@@ -35,14 +35,17 @@ export const is2xx = (r: Reply) => r.status >= 200 && r.status < 300
 /** A fresh key for requests whose idempotency is not what the check is about. */
 export const freshKey = (ctx: CheckContext) => ctx.rng.uuid()
 
+/** A sum of balances or amounts, exact however large (each is below 2^53, their sum need not be). */
+const total = (values: number[]) => values.reduce((s, v) => s + BigInt(v), 0n).toString()
+
 /** Money is conserved and no balance is negative, across the whole bank. */
 export function expectConsistent(ledger: Ledger): void {
   const negative = ledger.accounts.find((a) => a.balance < 0)
   if (negative) fail(`account ${negative.id} has a negative balance`, { got: String(negative.balance) })
-  const opened = ledger.accounts.reduce((s, a) => s + a.openedWith, 0)
-  const deposited = ledger.entries.filter((e) => e.kind === 'deposit').reduce((s, e) => s + e.amount, 0)
-  const held = ledger.accounts.reduce((s, a) => s + a.balance, 0)
-  expectEqual(held, opened + deposited, 'money was created or destroyed: balances no longer add up to openings plus deposits')
+  const opened = ledger.accounts.map((a) => a.openedWith)
+  const deposited = ledger.entries.filter((e) => e.kind === 'deposit').map((e) => e.amount)
+  const held = total(ledger.accounts.map((a) => a.balance))
+  expectEqual(held, total([...opened, ...deposited]), 'money was created or destroyed: balances no longer add up to openings plus deposits')
   // Every balance must equal its opening plus its ledger movements.
   const expected = new Map(ledger.accounts.map((a) => [a.id, a.openedWith]))
   for (const e of ledger.entries) {

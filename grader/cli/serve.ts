@@ -4,7 +4,11 @@
 // (bank-NN-slug.sqlite), because each stage's key table has another shape;
 // --fresh starts from an empty one. --demo creates a client and two funded
 // accounts and prints curl lines ready to paste.
+//
+// The admin token is new on every run (printed at the top), and the clock is
+// the host's: LAB_CLOCK_NOW_MS is the grader's alone (CONTRACT.md, The clock).
 import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { rmSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgsOrExit } from '#harness/cliArgs.ts'
@@ -19,7 +23,8 @@ const USAGE = `usage: npm run serve -- [<stage>] [--solution] [--port N] [--fres
   --port N     the port on 127.0.0.1 (default 3000)
   --fresh      start from an empty database (each stage keeps its own bank-NN-slug.sqlite)
   --demo       create a client and two funded accounts, and print curl lines to try them
-  LAB_DB and LAB_ADMIN_TOKEN override the database file and the admin token`
+  LAB_DB and LAB_ADMIN_TOKEN override the database file and the admin token
+  (otherwise a new random token per run, printed at the start)`
 
 const { values, positionals } = parseArgsOrExit(USAGE, {
   allowPositionals: true,
@@ -39,12 +44,16 @@ const stage = stageOrExit(positionals[0] ?? '0')
 const dir = resolve(repoRoot, values.solution ? 'solutions' : 'stages', stage.folder)
 const db = process.env.LAB_DB ?? resolve(repoRoot, `bank-${stage.folder}${values.solution ? '-solution' : ''}.sqlite`)
 if (values.fresh) for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true })
-const adminToken = process.env.LAB_ADMIN_TOKEN ?? 'admin-secret-change-me'
+// A token per run: one printed in a README would open every reader's bank.
+const adminToken = process.env.LAB_ADMIN_TOKEN ?? `serve_${randomBytes(12).toString('hex')}`
 console.log(`stage ${stage.number} · ${stage.title}\n  admin token: ${adminToken}\n  database:    ${db}`)
+// The clock is the host's: a LAB_CLOCK_NOW_MS left in the shell would date transfers in 1970.
+const { LAB_CLOCK_NOW_MS: shellClock, ...shellEnv } = process.env
+if (shellClock !== undefined) console.log(`  LAB_CLOCK_NOW_MS=${shellClock} ignored: a served bank runs on the host's clock`)
 const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, 'bank/main.ts')], {
   cwd: repoRoot,
   stdio: 'inherit',
-  env: { LAB_REQUEST_LOG: '1', ...process.env, LAB_STAGE_DIR: dir, LAB_PORT: values.port, LAB_DB: db, LAB_ADMIN_TOKEN: adminToken },
+  env: { LAB_REQUEST_LOG: '1', ...shellEnv, LAB_STAGE_DIR: dir, LAB_PORT: values.port, LAB_DB: db, LAB_ADMIN_TOKEN: adminToken },
 })
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill('SIGTERM'))
 child.on('exit', (code) => process.exit(code ?? 0))

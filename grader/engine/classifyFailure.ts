@@ -9,7 +9,7 @@ import { ServerStartError, type ServerProcess } from '#harness/spawnServer.ts'
 import type { CheckResult, CheckStatus } from './checkResult.ts'
 import { TimeoutError } from './checkTimer.ts'
 import { NotJudged } from './check.ts'
-import { startLimitVerdict } from './startFailure.ts'
+import { afterLimit, startLimitVerdict } from './startFailure.ts'
 import { ServerHungError } from './watchdog.ts'
 
 /** What a server tells about itself after the fact: whether it died, and its last log lines. */
@@ -73,7 +73,7 @@ function classifyError(error: unknown, trace: CheckTrace): ClassifiedFailure {
   if (error instanceof ServerStartError) {
     // One that died of a limit (limits.ts) is the submission's doing, not a server the grader could not start.
     const limit = startLimitVerdict(error.message)
-    if (limit) return { status: 'fail', message: `an extra server instance did not start: ${limit}\n${error.message}`, failure: undefined }
+    if (limit) return { status: 'fail', message: `an extra server instance did not start: ${limit}\n${afterLimit(error.message)}`, failure: undefined }
     return { status: 'error', message: `an extra server instance did not start: ${error.message}`, failure: undefined }
   }
   // A request that failed outright (connection refused, reset, garbage).

@@ -8,7 +8,7 @@
 //   end:     every process stopped and every folder removed, or with --keep
 //     the first failure's server left running.
 // The checks come from the caller (grader/grade.ts): the engine knows no course.
-import { randomBytes } from 'node:crypto'
+import { newGraderToken } from '#bank/auth.ts'
 import { basename } from 'node:path'
 import { type Settings, settingsEnv } from '#bank/config.ts'
 import { clockIsControlled } from '#harness/adminRoutes.ts'
@@ -165,7 +165,8 @@ export class Grading {
     readonly clock: GradeClock,
     private readonly pg: GradeDatabases | undefined,
   ) {
-    this.adminToken = `adm_${randomBytes(16).toString('hex')}`
+    // The grader's own token (bank/auth.ts): what lets the grade's banks have a clock the grade moves.
+    this.adminToken = newGraderToken()
     this.realClock = new GradeClock(false)
     this.releaseBundler = holdBundler()
     this.sharedDb = workspace.newDbPath()

@@ -5,6 +5,7 @@
 import { relative } from 'node:path'
 import { gradingLimitVerdict, endFromText } from '#harness/limits.ts'
 import { repoRoot } from '#harness/paths.ts'
+import { STUCK_AT_LIMIT } from '#harness/spawnServer.ts'
 
 /** esbuild's compile errors: "/path/file.ts:21:10: ERROR: Unexpected "="". */
 const COMPILE_ERROR = /^(\S.*?):(\d+):(\d+): ERROR: (.*)$/m
@@ -43,18 +44,27 @@ const FOREIGN_FRAME = /^\s+at .*(?:\/node_modules\/|\(node:|at node:).*\n/gm
 /** How spawnServer.ts says the server died while starting: "the server exited with code 152 before it listened.". */
 const DIED = /^the server (?:exited with code \d+|killed by SIG[A-Z0-9]+) (?:before it listened|while starting)\b/
 
+/** The first line of a start that is alive but stuck at a limit (spawnServer.ts, atCeiling): the limit's sentence is the rest of it. */
+const STUCK = new RegExp(`^${STUCK_AT_LIMIT}(.*)\\.$`, 'm')
+
 /**
- * The limit (limits.ts) a server that died while starting ran into, as
- * "it used more than 1024 MB of memory, …", or undefined.
+ * The limit (limits.ts) a server that did not start ran into, as "it used
+ * more than 1024 MB of memory, …", or undefined: the one it died of, or the
+ * one it was found stuck at when its start reached the ceiling.
  */
 export function startLimitVerdict(reason: string): string | undefined {
+  const stuck = STUCK.exec(reason)
+  if (stuck) return stuck[1]
   const died = DIED.exec(reason)
   return died ? gradingLimitVerdict(endFromText(died[0], reason), 'it') : undefined
 }
+
+/** What to say after a start's limit: the reason, without a first line that already is the limit. */
+export const afterLimit = (reason: string) => reason.replace(STUCK, '').replace(/^\n/, '')
 
 /** The message of the first check when the shared server did not start: the limit it hit, if any, its first error, then the log. */
 export function startFailureMessage(reason: string): string {
   const first = firstError(reason)
   const limit = startLimitVerdict(reason)
-  return `the server did not start: ${limit ? `${limit}\n` : ''}${first ? `${first}\n` : ''}${reason.replace(FOREIGN_FRAME, '')}`
+  return `the server did not start: ${limit ? `${limit}\n` : ''}${first ? `${first}\n` : ''}${afterLimit(reason).replace(FOREIGN_FRAME, '')}`
 }

@@ -11,6 +11,7 @@
 // `apply` is the only function that changes the state, and it is given what
 // the server actually answered where the contract leaves a choice (the bytes
 // of a first response, which a replay must then repeat exactly).
+import { MAX_BALANCE } from '#bank/money.ts'
 import type { CourseRule } from '../engine/courseRule.ts'
 
 /** What stages 0–N promise, one switch per stage that adds a promise. */
@@ -59,7 +60,7 @@ export type Request = {
 }
 
 /** The bank's own answer to an executed request (stage 0's contract). */
-export type BankOutcome = { status: 201; from?: string; to: string; amount: number; balanceAfter: number } | { status: 402 | 403 | 404; type: string }
+export type BankOutcome = { status: 201; from?: string; to: string; amount: number; balanceAfter: number } | { status: 402 | 403 | 404 | 422; type: string }
 
 /** A first answer, stored with the completion (stage 4) and replayed. */
 export type StoredAnswer =
@@ -174,6 +175,7 @@ export function bankOutcome(m: ModelState, r: Request): BankOutcome {
   if (r.route === 'POST /deposits') {
     if (!to) return { status: 404, type: '/problems/account-not-found' }
     if (to.client !== r.client) return { status: 403, type: '/problems/not-account-owner' }
+    if (to.balance > MAX_BALANCE - r.body.amount) return { status: 422, type: '/problems/balance-limit' }
     return { status: 201, to: r.body.to, amount: r.body.amount, balanceAfter: to.balance + r.body.amount }
   }
   const from = account(r.body.from)
@@ -181,6 +183,7 @@ export function bankOutcome(m: ModelState, r: Request): BankOutcome {
   if (from.client !== r.client) return { status: 403, type: '/problems/not-account-owner' }
   if (!to) return { status: 404, type: '/problems/account-not-found' }
   if (from.balance < r.body.amount) return { status: 402, type: '/problems/insufficient-funds' }
+  if (to.balance > MAX_BALANCE - r.body.amount) return { status: 422, type: '/problems/balance-limit' }
   return { status: 201, from: r.body.from, to: r.body.to, amount: r.body.amount, balanceAfter: from.balance - r.body.amount }
 }
 

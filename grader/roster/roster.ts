@@ -57,6 +57,11 @@ export async function gradeRoster(o: RosterOptions): Promise<number> {
   const submissions = listSubmissions(o.roster)
   const origin = `roster ${o.roster}`
   const store = new ResultsStore(o.store ?? DEFAULT_STORE)
+  // The class as it stands: `npm run scores` shows a learner the batch never grades as "not graded".
+  store.listRoster(
+    origin,
+    submissions.map((s) => s.learner),
+  )
   // A rerun (after an interrupt, say) grades only what this roster has not finished yet.
   const finished = new Set(o.regrade ? [] : store.finishedGradings(origin).map((g) => `${g.learner}\t${g.stage}`))
   const planned = submissions.flatMap((s) => o.stages.map((stage) => ({ ...s, stage })))

@@ -80,6 +80,13 @@ const SCHEMA = `
     message    TEXT    NOT NULL,
     PRIMARY KEY (run_id, position)
   );
+  -- Who a roster held when it was graded: a learner never graded still has a row in the scores.
+  CREATE TABLE IF NOT EXISTS roster_learners (
+    origin    TEXT NOT NULL,
+    learner   TEXT NOT NULL,
+    listed_at TEXT NOT NULL,
+    PRIMARY KEY (origin, learner)
+  );
   CREATE INDEX IF NOT EXISTS runs_by_learner ON runs (learner, graded_at);
   CREATE INDEX IF NOT EXISTS runs_by_learner_stage ON runs (learner, stage, graded_at);
 `
@@ -112,7 +119,7 @@ export class ResultsStore {
     this.db.pragma('foreign_keys = ON')
     widenStatusCheck(this.db)
     this.db.exec(SCHEMA)
-    this.db.pragma('user_version = 3')
+    this.db.pragma('user_version = 4')
   }
 
   /** Adds one run with its checks; a run already in the store raises DuplicateRunError. */
@@ -202,6 +209,21 @@ export class ResultsStore {
     return this.db
       .prepare(`SELECT DISTINCT learner, stage FROM runs WHERE origin = ? AND outcome IN ('graded', 'time limit') ORDER BY learner, stage`)
       .all(origin) as Array<{ learner: string; stage: number }>
+  }
+
+  /**
+   * Records that the roster at `origin` holds these learners, before any of
+   * them is graded: one the batch never reaches (interrupted, or a time limit
+   * for the whole class) is still one of the class.
+   */
+  listRoster(origin: string, learners: string[], listedAt = new Date().toISOString()): void {
+    const insert = this.db.prepare('INSERT INTO roster_learners (origin, learner, listed_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING')
+    this.db.transaction(() => learners.forEach((learner) => insert.run(origin, learner, listedAt)))()
+  }
+
+  /** Every learner a graded roster has held, whether or not a run of theirs is stored. */
+  rosterLearners(): string[] {
+    return this.db.prepare('SELECT DISTINCT learner FROM roster_learners ORDER BY learner').pluck().all() as string[]
   }
 
   /** How many runs the store holds in all. */

@@ -22,6 +22,7 @@ import { rerunCommand } from '../engine/rerun.ts'
 import { CHECKOUT_SERVER_SCRIPT } from '#harness/serverCommand.ts'
 import { parseGradeResult, type GradeSummary } from './resultSchema.ts'
 import type { Outcome } from './store.ts'
+import { leftPidsCgroups, releasePidsCgroup } from '#harness/limits.ts'
 import { findMarked, killMarked, type Marked } from './strays.ts'
 
 /**
@@ -98,8 +99,8 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
       // Not the course's .lab/: a language a learner chose there must not translate the log stored with a result.
       LAB_HOME: join(home, '.lab'),
       NODE_OPTIONS: `--max-old-space-size=${o.memoryMb}`,
-      // The instructor's limits for learner code (harness/limits.ts), when set.
-      ...(process.env.LAB_LIMITS === undefined ? {} : { LAB_LIMITS: process.env.LAB_LIMITS }),
+      // The instructor's limits for learner code (harness/limits.ts) and start-up ceiling (spawnServer.ts), when set.
+      ...pick(process.env, ['LAB_LIMITS', 'LAB_START_TIMEOUT_S']),
     },
   })
   // Interrupted or at its limit, it gets time to stop its servers and its PostgreSQL and remove what they leave.
@@ -130,6 +131,8 @@ export async function gradeSubmission(o: SubmissionOptions): Promise<SubmissionR
   await Promise.race([drained, sleep(500)])
   await Promise.race([resultEnd, sleep(2_000)])
   killMarked(home) // servers and export children the grader could not stop
+  // Their pids cgroups (limits.ts, named after the grader's pid): a grader killed at its limit could not remove them.
+  await Promise.all(leftPidsCgroups(child.pid).map((dir) => releasePidsCgroup(dir)))
   const written = !timedOut && (code === 0 || code === 1) ? readResult(Buffer.concat(resultChunks).toString('utf8'), o.learner) : undefined
   cleanUp(o.workDir, overlays)
   const wallMs = Math.round(performance.now() - started)
@@ -211,3 +214,6 @@ export function removeOverlays(overlays: string[]) {
     if (relative(work, dir) === basename(dir) && basename(dir).startsWith('run-')) rmSync(dir, { recursive: true, force: true })
   }
 }
+
+/** The variables of `names` that `env` sets. */
+const pick = (env: NodeJS.ProcessEnv, names: string[]) => Object.fromEntries(names.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]!]])))

@@ -21,7 +21,7 @@ export function renderHtml(s: Summary, generatedAt = new Date()): string {
 </head>
 <body>
 <h1>Scores · ${escapeHtml(course.title)}</h1>
-<p class="meta">${n} learner${n === 1 ? '' : 's'} · stage k: the latest grade of each learner's stage-k folder, on stage k's own checks · generated ${escapeHtml(generatedAt.toISOString())}</p>
+<p class="meta">${n} learner${n === 1 ? '' : 's'}${s.notGraded ? `, ${s.notGraded} not graded` : ''} · stage k: the latest grade of each learner's stage-k folder, on stage k's own checks · generated ${escapeHtml(generatedAt.toISOString())}</p>
 <section>
 <h2>Pass rate per stage</h2>
 <p class="meta">The share of learners who pass every check of the stage.</p>
@@ -116,6 +116,8 @@ function learnerTable(s: Summary): string {
   const head = `<tr><th>#</th><th>learner</th>${s.stages.map((st) => `<th>stage ${st}</th>`).join('')}<th>total</th><th>not passed: rerun</th></tr>`
   const body = s.learners
     .map((l, i) => {
+      if (l.outcome === 'not graded')
+        return `<tr><td>${i + 1}</td><td class="learner">${escapeHtml(l.learner)}</td>${s.stages.map(() => '<td>—</td>').join('')}<td class="none">not graded</td><td></td></tr>`
       const stages = s.stages
         .map((st) => {
           const p = l.stages.find((x) => x.stage === st)

@@ -4,6 +4,9 @@
 // Stage k's column is the latest run that graded the learner's stage-k folder,
 // counting stage k's own checks: the earlier layers a stage folder receives
 // solved (given/) earn nothing there. Its regression checks only mark the cell.
+// A learner of the class with no run at all (a roster the batch never reached,
+// or a name from --roster) is a row that says "not graded": it counts in no
+// pass rate and no average.
 import { course } from '#harness/course.ts'
 import type { Outcome, StoredCheck, StoredRun } from '../roster/store.ts'
 
@@ -24,8 +27,8 @@ export type StagePoints = {
 export type LearnerRow = {
   learner: string
   stages: StagePoints[]
-  /** The worst way one of its runs ended (a time limit shows even when the other stages graded). */
-  outcome: Outcome
+  /** The worst way one of its runs ended (a time limit shows even when the other stages graded); 'not graded': no run at all. */
+  outcome: Outcome | 'not graded'
   /** The learner's result for each column of `Summary.checks` (undefined: not graded in this run). */
   checks: Array<StoredCheck | undefined>
   total: number
@@ -47,12 +50,18 @@ export type Summary = {
   stages: number[]
   /** Best first; ties by learner id. */
   learners: LearnerRow[]
+  /** How many of `learners` have no run (listed last, by name). */
+  notGraded: number
   checkStats: CheckStat[]
   stageStats: StageStat[]
 }
 
-/** `runs`: each learner's latest run of each stage (ResultsStore.latestRuns). */
-export function summarize(runs: StoredRun[]): Summary {
+/**
+ * `runs`: each learner's latest run of each stage (ResultsStore.latestRuns).
+ * `classList`: the class's learners (ResultsStore.rosterLearners, or a roster
+ * folder's): one with no run among `runs` gets a "not graded" row.
+ */
+export function summarize(runs: StoredRun[], classList: readonly string[] = []): Summary {
   const own = (run: StoredRun) => run.checks.filter((c) => c.stage === run.stage)
   const checks = orderedChecks(runs.map((run) => ({ ...run, checks: own(run) })))
   const stages = [...new Set(runs.map((r) => r.stage))].sort((a, b) => a - b)
@@ -86,7 +95,12 @@ export function summarize(runs: StoredRun[]): Summary {
         maxTotal: sum(stagePoints.map((p) => p.maxPoints)),
       }
     })
-    .sort((a, b) => b.total - a.total || (a.learner < b.learner ? -1 : a.learner > b.learner ? 1 : 0))
+    .sort((a, b) => b.total - a.total || byName(a, b))
+  const ungraded = [...new Set(classList)]
+    .filter((learner) => !byLearner.has(learner))
+    .map((learner): LearnerRow => ({ learner, stages: [], outcome: 'not graded', checks: checks.map(() => undefined), total: 0, maxTotal: 0 }))
+    .sort(byName)
+  learners.push(...ungraded)
 
   const checkStats = checks.map((column, i): CheckStat => {
     // A skipped check (a --server grade that cannot take it) was not graded, nor was one left
@@ -107,8 +121,10 @@ export function summarize(runs: StoredRun[]): Summary {
     const title = course.stages.find((s) => s.number === stage)?.title ?? `stage ${stage}`
     return { stage, title, graded: rows.length, passedAll, rate: rows.length ? passedAll / rows.length : 0 }
   })
-  return { checks, stages, learners, checkStats, stageStats }
+  return { checks, stages, learners, notGraded: ungraded.length, checkStats, stageStats }
 }
+
+const byName = (a: LearnerRow, b: LearnerRow) => (a.learner < b.learner ? -1 : a.learner > b.learner ? 1 : 0)
 
 const passed = (c: StoredCheck) => c.status === 'pass'
 /** Skipped by a --server grade (the check needs the SQLite file or the stage's TypeScript): neither pass nor failure. */

@@ -10,8 +10,9 @@ const pct = (rate: number) => `${Math.round(rate * 100)}%`
 export function renderText(s: Summary, store: string): string {
   const out: string[] = []
   const n = s.learners.length
+  const notGraded = s.notGraded ? `, ${s.notGraded} not graded` : ''
   out.push(
-    chalk.bold(`Scores · ${n} learner${n === 1 ? '' : 's'} · stage k: the latest grade of their stage-k folder, stage k's own checks`) +
+    chalk.bold(`Scores · ${n} learner${n === 1 ? '' : 's'}${notGraded} · stage k: the latest grade of their stage-k folder, stage k's own checks`) +
       chalk.dim(`  (${store})`),
   )
   if (n === 0) {
@@ -24,6 +25,8 @@ export function renderText(s: Summary, store: string): string {
   const cell = (text: string) => text.padStart(9)
   out.push('', chalk.bold(` #  ${'learner'.padEnd(nameWidth)} ${s.stages.map((st) => cell(`stage ${st}`)).join('')}${cell('total')}      %`))
   s.learners.forEach((l, i) => {
+    if (l.outcome === 'not graded')
+      return out.push(`${String(i + 1).padStart(2)}  ${l.learner.padEnd(nameWidth)} ${s.stages.map(() => cell('—')).join('')}${chalk.yellow('   not graded')}`)
     const stages = s.stages.map((st) => {
       const p = l.stages.find((x) => x.stage === st)
       return cell(p ? `${p.points}/${p.maxPoints}${cellMark(p)}` : '—')
@@ -74,7 +77,9 @@ export function renderText(s: Summary, store: string): string {
   out.push('', chalk.bold('Stages not passed, and how to rerun them'))
   s.learners.forEach((l, i) => {
     const open = notPassed(l)
-    if (open.length === 0) out.push(`${String(i + 1).padStart(2)}  ${l.learner.padEnd(nameWidth)} every graded stage passes`)
+    if (l.outcome === 'not graded')
+      out.push(`${String(i + 1).padStart(2)}  ${l.learner.padEnd(nameWidth)} ${chalk.yellow('not graded: no run of theirs is stored')}`)
+    else if (open.length === 0) out.push(`${String(i + 1).padStart(2)}  ${l.learner.padEnd(nameWidth)} every graded stage passes`)
     for (const p of open)
       out.push(
         `${String(i + 1).padStart(2)}  ${l.learner.padEnd(nameWidth)} stage ${p.stage} seed ${String(p.run.seed).padEnd(8)} ${chalk.dim(p.run.gradedAt)}  ${p.run.rerun}`,

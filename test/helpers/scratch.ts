@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { expect } from 'vitest'
 import { onCleanup } from '#harness/processes.ts'
 import { grade, type GradeOptions, type GradeResult } from '#grader/grade.ts'
-import { leftoverAfter, processesWithMarker } from './procs.ts'
+import { leftBehind, NOTHING_LEFT } from './leftovers.ts'
 
 const systemTmp = tmpdir()
 
@@ -16,8 +16,9 @@ export type Scratch = {
   dispose(): void
   /**
    * A file's last word (call it from afterAll, after stopping what the file
-   * stopped itself): no process whose environment or command line holds this
-   * folder is left, then the folder goes.
+   * stopped itself): nothing is left (leftovers.ts: no process whose
+   * environment or command line holds this folder, no temp folder in it, no
+   * orphaned cluster or cgroup), then the folder goes.
    */
   disposeExpectingNoneLeft(what?: string): Promise<void>
 }
@@ -33,13 +34,10 @@ export function scratchDir(label: string): Scratch {
   return {
     path,
     dispose,
-    async disposeExpectingNoneLeft(what = 'processes left running by this file') {
-      const left = await leftoverAfter(() => processesWithMarker(path))
+    async disposeExpectingNoneLeft(what = 'left behind by this file') {
+      const left = await leftBehind([path])
       dispose()
-      expect(
-        left.map((p) => `${p.pid} ${p.cmdline}`),
-        what,
-      ).toEqual([])
+      expect(left, what).toEqual(NOTHING_LEFT)
     },
   }
 }

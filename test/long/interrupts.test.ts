@@ -17,7 +17,8 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { repoRoot } from '#harness/paths.ts'
 import { generateDay } from '../../logs/generator.ts'
 import { startGradeCli, type CliRun } from '../helpers/cli.ts'
-import { isBankServer, leftoverAfter, processesWithMarker, waitFor } from '../helpers/procs.ts'
+import { expectNothingLeft } from '../helpers/leftovers.ts'
+import { isBankServer, processesWithMarker, waitFor } from '../helpers/procs.ts'
 import { scratchDir } from '../helpers/scratch.ts'
 
 const scratch = scratchDir('interrupts')
@@ -69,8 +70,7 @@ async function expectInterrupted(r: Interrupted, code: 130 | 143, runTmp: string
   expect(r.after, 'no check reported after the signal').not.toMatch(/✗/)
   expect(r.all, 'no stack trace').not.toMatch(/^ {4}at /m)
   expect(r.all).not.toMatch(/the grader itself failed|the replay itself failed|SocketError/)
-  const left = await leftoverAfter(() => processesWithMarker(runTmp))
-  expect(left.map((p) => `${p.pid} ${p.cmdline}`)).toEqual([])
+  await expectNothingLeft('left behind by the interrupted command', runTmp)
 }
 
 describe('interrupting a grade', () => {

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { stageByNumber } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { startGradeCli } from '../helpers/cli.ts'
+import { leftBehind, NOTHING_LEFT } from '../helpers/leftovers.ts'
 import { descendantsOf, isBankServer, isLearnerCodeChild, leftoverAfter, processesWithMarker, stillRunning, waitFor } from '../helpers/procs.ts'
 import { scratchDir } from '../helpers/scratch.ts'
 
@@ -85,18 +86,17 @@ describe('interrupting the grader', () => {
   })
 })
 
-/** What a run left behind: processes marked with its TMPDIR, folders in that TMPDIR, overlays of its checkout. */
-async function leftBehind(runTmp: string) {
-  const processes = (await leftoverAfter(() => processesWithMarker(runTmp))).map((p) => `${p.pid} ${p.cmdline}`)
-  // tsx keeps its compile cache in TMPDIR on every run, interrupted or not.
-  const tempFolders = readdirSync(runTmp).filter((name) => !name.startsWith('tsx-'))
+/** What a run left behind (leftovers.ts: processes, temp folders, clusters, cgroups), and overlays of its checkout. */
+async function leftByRun(runTmp: string) {
   const work = resolve(repoRoot, '.lab', 'work')
   const overlays = (existsSync(work) ? readdirSync(work) : []).filter((run) => {
     const file = join(work, run, stage0.folder, 'suspectedDuplicates.ts')
     return existsSync(file) && readFileSync(file, 'utf8').startsWith(MARKER)
   })
-  return { processes, tempFolders, overlays }
+  return { ...(await leftBehind([runTmp])), overlays }
 }
+
+const NOTHING = { ...NOTHING_LEFT, overlays: [] }
 
 /** Starts `command` in its own process group, waits for one of its bank servers, then sends the group SIGINT. */
 async function interruptOnceServing(command: string[], label: string) {
@@ -122,7 +122,7 @@ describe('Ctrl-C leaves no process, no temp folder and no overlay', () => {
     cpSync(checkout, join(roster, 'learner'), { recursive: true })
     const command = template.map((arg) => (arg === 'ROSTER' ? roster : arg === 'STORE' ? join(roster, 'grades.sqlite') : arg))
     const runTmp = await interruptOnceServing(command, label.replaceAll(/\W/g, ''))
-    expect(await leftBehind(runTmp)).toEqual({ processes: [], tempFolders: [], overlays: [] })
+    expect(await leftByRun(runTmp)).toEqual(NOTHING)
   })
 })
 
@@ -148,7 +148,7 @@ describe('Ctrl-C of a stage 6 grade leaves no PostgreSQL behind', () => {
     const exit = await run.done
     expect(exit.stdout, 'the grade stopped at once').not.toMatch(/PASSED|FAILED/)
     expect(await leftoverAfter(() => postgres.filter(stillRunning))).toEqual([])
-    expect(await leftBehind(runTmp)).toEqual({ processes: [], tempFolders: [], overlays: [] })
+    expect(await leftByRun(runTmp)).toEqual(NOTHING)
     expect(
       clusters.filter((dir) => existsSync(dir)),
       'cluster folders left',

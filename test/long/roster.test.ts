@@ -4,13 +4,13 @@
 // scores` gives one row per learner and one column per stage. Nothing the
 // batch starts outlives it.
 import { spawn } from 'node:child_process'
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { course, stageByNumber, type Stage } from '#harness/course.ts'
 import { maxScoreOfGrade } from '#grader/checks/index.ts'
 import { repoRoot } from '#harness/paths.ts'
-import { leftoverAfter, processesWithMarker } from '../helpers/procs.ts'
+import { expectNothingLeft } from '../helpers/leftovers.ts'
 import { scratchDir } from '../helpers/scratch.ts'
 
 const last: Stage = course.stages.at(-1)!
@@ -143,9 +143,7 @@ describe('npm run grade -- 0,3,4,6 --roster', () => {
         for (const c of own(hung)) expect(c.status, c.id).not.toBe('pass')
 
         // Nothing the batch started is still running, and its temp folders are gone.
-        const left = await leftoverAfter(() => processesWithMarker(scratch.path))
-        expect(left.map((p) => `${p.pid} ${p.cmdline}`)).toEqual([])
-        expect(readdirSync(scratch.path).filter((f) => f.startsWith('idem-roster-'))).toEqual([])
+        await expectNothingLeft('left behind by the batch', scratch.path)
 
         // npm run scores: one row per learner, one column per stage, each the stage's own points.
         const csv = join(scratch.path, 'out.csv')
@@ -195,8 +193,7 @@ describe('npm run grade -- 0,3,4,6 --roster', () => {
         const [stuck] = (JSON.parse(readFileSync(json, 'utf8')) as RosterJson).submissions
         expect(stuck!.learner).toBe('stuck')
         expect(stuck!.stages, graded.out).toMatchObject([{ stage: 1, outcome: 'time limit', result: { score: 0 } }])
-        const left = await leftoverAfter(() => processesWithMarker(scratch.path))
-        expect(left.map((p) => `${p.pid} ${p.cmdline}`)).toEqual([])
+        await expectNothingLeft('left behind by the batch', scratch.path)
       } finally {
         scratch.dispose()
       }

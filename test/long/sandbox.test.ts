@@ -12,11 +12,11 @@ import { describe, expect, it } from 'vitest'
 import { repoRoot } from '#harness/paths.ts'
 import { rerunCommand } from '#grader/engine/rerun.ts'
 import { findBwrap } from '#harness/sandbox.ts'
-import { makeCheckout, makeProbe, PROBE_STAGE, PROBES, type ProbeTargets } from '../fixtures/probes.ts'
-import { leftoverAfter, processesWithMarker } from '../helpers/procs.ts'
+import { makeCheckout, makeProbe, makeStuckAtLimit, PROBE_STAGE, PROBES, type ProbeTargets } from '../fixtures/probes.ts'
+import { expectNothingLeft } from '../helpers/leftovers.ts'
 import { scratchDir } from '../helpers/scratch.ts'
 
-type StageEntry = { stage: number; outcome: string; reason: string; result: { score: number; maxScore: number } }
+type StageEntry = { stage: number; outcome: string; reason: string; result: { score: number; maxScore: number; checks: Array<{ message?: string }> } }
 type RosterJson = { submissions: Array<{ learner: string; stages: StageEntry[] }> }
 
 const bwrap = findBwrap()
@@ -48,19 +48,17 @@ describe.skipIf(!bwrap.path)('a roster of probe submissions, sandboxed', () => {
       }
       makeCheckout(roster, 'untouched')
       for (const probe of PROBES) makeProbe(roster, probe, targets)
+      makeStuckAtLimit(roster, 'stuck-at-limit')
 
       const json = join(scratch.path, 'roster.json')
       const args = [String(PROBE_STAGE.number), '--roster', roster, '--store', store, '--json', json, '--jobs', '3', '--seed', '7']
-      const run = await npm(scratch.path, args, { LAB_PROBE_SECRET: targets.secretEnv })
+      // The stuck server holds its grade for the start-up ceiling: 30 s, not the default 60.
+      const run = await npm(scratch.path, args, { LAB_PROBE_SECRET: targets.secretEnv, LAB_START_TIMEOUT_S: '30' })
       expect(run.code, run.out).toBe(0)
       expect(run.out).toContain('sandboxed')
 
       // Nothing a probe started survives the batch (the rewriters would go on for 20 s).
-      const left = await leftoverAfter(() => processesWithMarker(tag).concat(processesWithMarker(scratch.path)))
-      expect(
-        left.map((p) => `${p.pid} ${p.cmdline}`),
-        'processes left running',
-      ).toEqual([])
+      await expectNothingLeft('left behind by the batch', tag, scratch.path)
 
       // One stage graded: each learner's entry for it.
       const scores = new Map(
@@ -73,6 +71,12 @@ describe.skipIf(!bwrap.path)('a roster of probe submissions, sandboxed', () => {
       const got = Object.fromEntries(PROBES.map((p) => [p, scores.get(p)?.result.score]))
       expect(got, run.out).toEqual(expected)
       expect([...scores].filter(([, s]) => s.outcome !== 'graded').map(([learner, s]) => `${learner}: ${s.reason}`)).toEqual([])
+      // Stuck at the process limit while starting: graded, nothing earned, and the limit named (not a time limit, not a crash).
+      const stuck = scores.get('stuck-at-limit')!
+      expect(stuck.result.score, run.out).toBe(0)
+      expect(stuck.result.checks[0]?.message, run.out).toMatch(
+        /^the server did not start: it (was refused a new process or thread|runs \d+ processes and threads, at its limit).*LAB_LIMITS=procs=/,
+      )
 
       // The store holds what the graders sent, not what a probe wrote.
       const db = new Database(store, { readonly: true })
@@ -88,7 +92,7 @@ describe.skipIf(!bwrap.path)('a roster of probe submissions, sandboxed', () => {
       listener.close()
       scratch.dispose()
     }
-    // Eleven stage-1 grades, three at a time: about 110 s on a quiet two-core machine.
+    // Twelve stage-1 grades, three at a time: about 130 s on a quiet two-core machine.
   }, 400_000)
 })
 

@@ -1,0 +1,108 @@
+// A server that runs into a limit (limits.ts) usually dies of it, and its end
+// names the limit (limitVerdict). One that catches the error and then waits
+// (for a child that never came, for memory that never frees) neither listens
+// nor exits: at the start-up ceiling it looks like a slow server. What tells
+// them apart is what the kernel counts, read while its processes still live:
+//   processes  the pids cgroup's pids.events ("max N": N forks or threads
+//              refused at pids.max) and pids.current, where there is one;
+//              otherwise the tasks (processes and threads) of its process
+//              tree, close to what RLIMIT_NPROC counts: at NEARLY_FULL of the
+//              limit or more, it is at the limit;
+//   memory     each process's VmData (what RLIMIT_DATA counts), against the
+//              limit: at NEARLY_FULL of it or more, it is at the limit.
+// An honest bank uses far less of either (limits.ts: each default is 4× its
+// peak), so "nearly full" is never a slow server's state.
+// Read from /proc and /sys on the host: Linux only, like the limits.
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Limits } from './limits.ts'
+
+/** A share of a limit at which the next allocation or thread of any size may be refused: at the limit. */
+const NEARLY_FULL = 0.9
+
+export type LimitCounters = {
+  /** Processes and threads of the tree (or the cgroup's pids.current, when it has one). */
+  tasks: number
+  /** How many new processes or threads the pids cgroup refused (undefined: no cgroup). */
+  refusedTasks?: number
+  /** The largest VmData among its processes, in MB. */
+  largestDataMb: number
+}
+
+const read = (file: string) => {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch {
+    return ''
+  }
+}
+
+/** `root` and every process below it that is alive now, from /proc/<pid>/stat's parent field. */
+export function processTree(root: number): number[] {
+  const parents = new Map<number, number[]>()
+  for (const name of safeList('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'.
+    const stat = read(`/proc/${name}/stat`)
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    if (Number.isInteger(ppid)) parents.set(ppid, [...(parents.get(ppid) ?? []), Number(name)])
+  }
+  const tree = [root]
+  for (let i = 0; i < tree.length; i++) tree.push(...(parents.get(tree[i]!) ?? []))
+  return tree.filter((pid) => read(`/proc/${pid}/stat`) !== '')
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+  } catch {
+    return []
+  }
+}
+
+const statusField = (status: string, name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0)
+
+/** What the kernel counts of the process tree under `pid` and of its pids cgroup, now. */
+export function readLimitCounters(pid: number, cgroup: string | undefined): LimitCounters {
+  let tasks = 0
+  let largestDataKb = 0
+  for (const member of processTree(pid)) {
+    const status = read(`/proc/${member}/status`)
+    tasks += statusField(status, 'Threads')
+    largestDataKb = Math.max(largestDataKb, statusField(status, 'VmData'))
+  }
+  const counters: LimitCounters = { tasks, largestDataMb: Math.round(largestDataKb / 1024) }
+  if (cgroup) {
+    const current = Number(read(join(cgroup, 'pids.current')).trim())
+    if (Number.isInteger(current) && current > 0) counters.tasks = current
+    counters.refusedTasks = Number(/^max (\d+)/m.exec(read(join(cgroup, 'pids.events')))?.[1] ?? 0)
+  }
+  return counters
+}
+
+/**
+ * The limit a live process is stuck at, as a sentence for the learner ("it
+ * was refused a new process or thread 37 times: …"), or undefined when its
+ * counters are below every limit (then it is slow, or waiting on something
+ * else). `who`: how the sentence names it.
+ */
+export function stuckAtLimit(counters: LimitCounters, limits: Limits, who = 'it'): string | undefined {
+  const change = (name: string) => `the limit for learner code (LAB_LIMITS=${name}=… changes it)`
+  const found: string[] = []
+  if ((counters.refusedTasks ?? 0) > 0)
+    found.push(
+      `${who} was refused a new process or thread ${counters.refusedTasks} time${counters.refusedTasks === 1 ? '' : 's'}, ` +
+        `with ${counters.tasks} running of at most ${limits.procs}, ${change('procs')}`,
+    )
+  else if (counters.tasks >= limits.procs * NEARLY_FULL)
+    found.push(`${who} runs ${counters.tasks} processes and threads, at its limit of ${limits.procs}, ${change('procs')}`)
+  if (counters.largestDataMb >= limits.memoryMb * NEARLY_FULL)
+    found.push(`${who} holds ${counters.largestDataMb} MB of memory, nearly all of ${limits.memoryMb} MB, ${change('memory')}`)
+  return found.length ? found.join('; ') : undefined
+}
+
+/** The counters as a short note, for a server below every limit ("5 processes and threads of 128, 112 MB of 1024 MB"). */
+export function countersNote(counters: LimitCounters, limits: Limits): string {
+  const memory = Number.isFinite(limits.memoryMb) ? ` of ${limits.memoryMb} MB` : ''
+  return `${counters.tasks} processes and threads of ${limits.procs}, ${counters.largestDataMb} MB of memory${memory}`
+}
