@@ -46,7 +46,7 @@ export function renderText(s: Summary, store: string): string {
   })
 
   out.push(
-    chalk.dim("  * the stage's own checks pass, but earlier stages' checks (regression) fail on that folder   T time limit   ! grader failed   — not graded"),
+    chalk.dim("  * earlier stages' checks (regression) also fail on that folder   T time limit   ! grader failed   — not graded"),
   )
 
   // Pass or fail per check; the columns are the learners, numbered as above.
