@@ -159,6 +159,10 @@ function describe(message) {
   return where ? `${resolve(where.file)}:${where.line}:${where.column + 1}: ERROR: ${message.text}` : `ERROR: ${message.text}`
 }
 
+/** `import.meta.url`, as a pattern: see resolution()'s onLoad. */
+const IMPORT_META_URL = /\bimport\.meta\.url\b/
+const IMPORT_META_URL_ALL = new RegExp(IMPORT_META_URL.source, 'g')
+
 /**
  * Packages by their absolute path (the entry a `require` or an `import`
  * would load, as the format asks), everything else checked against
@@ -188,8 +192,10 @@ function resolution(format, readable) {
       build.onLoad({ filter: /\.([cm]?ts|mjs)$/ }, async (args) => {
         const text = await readFile(args.path, 'utf8')
         // On the first line, so that every line keeps its number.
-        const contents = text.includes('import.meta.url')
-          ? `var __labImportMetaUrl = ${JSON.stringify(pathToFileURL(args.path).href)}; ${text.replace(/\bimport\.meta\.url\b/g, '__labImportMetaUrl')}`
+        // A pattern, never the words themselves: this file is bundled too (into every command that builds
+        // bundles), and its own source passes through here.
+        const contents = IMPORT_META_URL.test(text)
+          ? `var __labImportMetaUrl = ${JSON.stringify(pathToFileURL(args.path).href)}; ${text.replace(IMPORT_META_URL_ALL, '__labImportMetaUrl')}`
           : text
         return { contents, loader: args.path.endsWith('.mjs') ? 'js' : 'ts' }
       })

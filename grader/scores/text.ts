@@ -45,9 +45,7 @@ export function renderText(s: Summary, store: string): string {
     )
   })
 
-  out.push(
-    chalk.dim("  * earlier stages' checks (regression) also fail on that folder   T time limit   ! grader failed   — not graded"),
-  )
+  out.push(chalk.dim("  * earlier stages' checks (regression) also fail on that folder   T time limit   ! grader failed   — not graded"))
 
   // Pass or fail per check; the columns are the learners, numbered as above.
   const labels = s.checks.map((c) => `${c.id} (${c.maxPoints} pt)`)
