@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { repoRoot } from '#harness/paths.ts'
-import { bundle } from '../harness/bundle.mjs'
+import { bundle } from '#harness/bundle.mjs'
 import { scratchDir } from './helpers/scratch.ts'
 
 const scratch = scratchDir('bundle')
