@@ -15,7 +15,7 @@ import { expect } from 'vitest'
 import { PIDS_CGROUP_NAME, pidsHierarchy } from '#harness/limits.ts'
 import { orphanedClusters } from '#harness/pgLeftovers.ts'
 import { clusterBaseDir } from '#harness/postgres.ts'
-import { leftoverAfter, processesWithMarker } from './procs.ts'
+import { leftoverAfter, pidAlive, processesWithMarker } from './procs.ts'
 
 export type Leftovers = { processes: string[]; tempFolders: string[]; clusters: string[]; cgroups: string[] }
 
@@ -29,15 +29,6 @@ const MACHINE: Places = { clusters: clusterBaseDir(), cgroups: pidsHierarchy()?.
 /** The prefixes of every temp folder the grader, the bank's harness and the bench make (mkdtemp). */
 const GRADER_TEMP = /^idem-(lab|pg|export|roster|bench)-/
 
-const isRunning = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
 const subfolders = (dir: string | undefined): Dirent[] => {
   if (!dir) return []
   try {
@@ -50,7 +41,7 @@ const subfolders = (dir: string | undefined): Dirent[] => {
 /** Pids cgroups (limits.ts names them idem-lab-<maker pid>-<n>) whose maker has exited. */
 const orphanedCgroups = (base: string | undefined) =>
   subfolders(base)
-    .filter((e) => !isRunning(Number(PIDS_CGROUP_NAME.exec(e.name)?.[1] ?? process.pid)))
+    .filter((e) => !pidAlive(Number(PIDS_CGROUP_NAME.exec(e.name)?.[1] ?? process.pid)))
     .map((e) => join(base!, e.name))
 
 const orphans = (places: Places) => ({ clusters: orphanedClusters(places.clusters), cgroups: orphanedCgroups(places.cgroups) })
