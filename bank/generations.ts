@@ -69,7 +69,7 @@ export async function startGenerations(config: Config, open: (config: Config, ke
   let current = await make(config)
 
   async function end(old: Generation & GenerationParts, closeStore: boolean, ownRequests: number) {
-    old.core.update({ crashAfterCommit: false, hold: false, failNext: 0 })
+    old.core.update({ crashAfterCommit: false, hold: false, holdNext: 0, failNext: 0 })
     const deadline = performance.now() + DRAIN_MS
     while (old.inflight > ownRequests && performance.now() < deadline) await sleep(5)
     for (const timer of old.timers) clearTimeout(timer)

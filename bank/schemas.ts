@@ -50,6 +50,8 @@ export const DepositBody = z.strictObject({ to: accountId, amount, ...extras })
 export const CoreUpdate = z.strictObject({
   delayMs: z.number().int().min(0).max(600_000).optional(),
   hold: z.boolean().optional(),
+  holdNext: z.number().int().min(0).max(1_000).optional(),
+  letGo: z.strictObject({ call: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER), fails: z.boolean() }).optional(),
   failNext: z.number().int().min(0).max(1_000).optional(),
   crashAfterCommit: z.boolean().optional(),
 })

@@ -14,6 +14,9 @@ export type Ledger = {
 export type CoreSettings = {
   delayMs?: number
   hold?: boolean
+  /** The next this-many calls are each held alone, under a number listed in `held`, until `letGo` names it (`hold: false` lets them all go). */
+  holdNext?: number
+  letGo?: { call: number; fails: boolean }
   failNext?: number
   /** The next money-moving request whose transaction commits kills the server (SIGKILL) before it answers. */
   crashAfterCommit?: boolean
@@ -108,7 +111,7 @@ export class BankClient {
     return { accounts: ledger.accounts.filter((a) => ids.has(a.clientId)), entries: ledger.entries.filter((e) => ids.has(e.clientId)) }
   }
 
-  core(change: CoreSettings): Promise<CoreSettings & { inflight: number }> {
+  core(change: CoreSettings): Promise<CoreSettings & { inflight: number; held?: number[] }> {
     return this.expectOk(this.admin({ method: 'PUT', path: '/admin/core', body: change }), 200, 'Setting the core simulator')
   }
 

@@ -8,6 +8,7 @@ import type { AttemptRecord } from './replayer.ts'
 import type { World } from './world.ts'
 
 type Money = { from?: string; to: string; amount: number }
+type Answer = NonNullable<Exchange['response']>
 
 type Intent = {
   id: string
@@ -178,7 +179,15 @@ export function judge(records: AttemptRecord[], ledger: Ledger, world: World): V
             Math.abs(payload.amount - intent.amount),
             () => `amended to ${won(payload.amount)}, answered HTTP ${res.status}, ledger shows ${won(intent.amount)}`,
           )
-      } else if (ok && ownBefore && owner !== intent)
+      } else if (!sameJson(payload, intent.first) && ownBefore && storedRefusalAgain(res, firstAnswer))
+        count(
+          intent,
+          'ignoredAmendments',
+          Math.abs(payload.amount - intent.amount),
+          () =>
+            `attempt ${r.line.attempt}, ${won(payload.amount)} instead of ${won(intent.amount)}, answered with the first answer again (HTTP ${res.status}), not 422: ${res.body.slice(0, 120)}`,
+        )
+      else if (ok && ownBefore && owner !== intent)
         count(intent, 'unreplayedRetries', intent.amount, () => `attempt ${r.line.attempt} answered HTTP ${res.status} ${res.body.slice(0, 120)}`)
       // A replay is the first answer's bytes: a refusal (or this intent's own receipt) answered again with other bytes was recomputed, not replayed.
       else if (ownBefore && firstAnswer && replayedAgain && firstAnswer.body !== res.body)
@@ -215,6 +224,18 @@ function sameOutcome(first: string, again: string): boolean {
   if (!a || !b) return false
   if (typeof a.id === 'string') return a.id === b.id
   return typeof a.type === 'string' && a.type === b.type && typeof a.status === 'number' && EXECUTED_REFUSALS.has(a.status)
+}
+
+/**
+ * Whether `res`, answering a body other than the key's first, is the first
+ * body's refusal given to it again (CONTRACT.md: another body under a used key
+ * gets 422, never the stored answer): a 402, 403 or 404 marked as a replay,
+ * or the bytes of the first answer the client got. (A stored receipt given to
+ * it is an amendment answered 2xx: the ledger tells whether it was ignored.)
+ */
+function storedRefusalAgain(res: Answer, firstAnswer: Answer | undefined): boolean {
+  if (!EXECUTED_REFUSALS.has(res.status)) return false
+  return res.headers['idempotent-replayed'] !== undefined || (firstAnswer?.status === res.status && firstAnswer.body === res.body)
 }
 
 function answers(intent: Intent): string {

@@ -374,6 +374,24 @@ const cases: Case[] = [
     type: '/problems/invalid-body',
   },
   {
+    what: 'admin core: letGo without fails',
+    path: '/admin/core',
+    method: 'PUT',
+    raw: '{"letGo":{"call":1}}',
+    auth: 'admin',
+    status: 400,
+    type: '/problems/invalid-body',
+  },
+  {
+    what: 'admin core: holdNext negative',
+    path: '/admin/core',
+    method: 'PUT',
+    raw: '{"holdNext":-1}',
+    auth: 'admin',
+    status: 400,
+    type: '/problems/invalid-body',
+  },
+  {
     what: 'admin core: crashAfterCommit not a boolean',
     path: '/admin/core',
     method: 'PUT',
@@ -532,7 +550,7 @@ describe('bad input: the same 4xx problem from the SQLite and the PostgreSQL ban
         )
       expect(await w.bank.ledger(), `${w.name}: no balance and no ledger row may change`).toEqual(w.before!.ledger)
       expect(await w.countClients(), `${w.name}: no client may be added`).toBe(w.before!.clients)
-      expect(await w.bank.core({})).toEqual({ delayMs: 0, hold: false, failNext: 0, crashAfterCommit: false, inflight: 0 })
+      expect(await w.bank.core({})).toEqual({ delayMs: 0, hold: false, holdNext: 0, failNext: 0, crashAfterCommit: false, inflight: 0, held: [] })
       spentMs[w.name] += performance.now() - started
     }
     const [onSqlite, onPg] = answers

@@ -480,12 +480,20 @@ describe.for(['sqlite', 'postgres'] as const)('the bank on %s', (store) => {
 
   describe('the core-banking simulator', () => {
     it('GET /admin/core shows the settings; hold keeps a transfer in flight with nothing moved until released', async () => {
-      expect(await bank.core({})).toEqual({ delayMs: 0, hold: false, failNext: 0, crashAfterCommit: false, inflight: 0 })
+      expect(await bank.core({})).toEqual({ delayMs: 0, hold: false, holdNext: 0, failNext: 0, crashAfterCommit: false, inflight: 0, held: [] })
       const before = await bank.ledger()
-      expect(await bank.core({ hold: true })).toEqual({ delayMs: 0, hold: true, failNext: 0, crashAfterCommit: false, inflight: 0 })
+      expect(await bank.core({ hold: true })).toEqual({ delayMs: 0, hold: true, holdNext: 0, failNext: 0, crashAfterCommit: false, inflight: 0, held: [] })
       const pending = [1, 2].map(() => bank.transfer(alice.customer, { from: alice.accounts[0]!, to: bob.accounts[0]!, amount: 10 }))
       await bank.waitForInflight(2)
-      expect((await admin({ path: '/admin/core' })).json).toEqual({ delayMs: 0, hold: true, failNext: 0, crashAfterCommit: false, inflight: 2 })
+      expect((await admin({ path: '/admin/core' })).json).toEqual({
+        delayMs: 0,
+        hold: true,
+        holdNext: 0,
+        failNext: 0,
+        crashAfterCommit: false,
+        inflight: 2,
+        held: [],
+      })
       expect(await bank.ledger(), 'a held transfer has not committed').toEqual(before)
       expect((await bank.core({ hold: false })).hold).toBe(false)
       const replies = await Promise.all(pending)
@@ -508,6 +516,35 @@ describe.for(['sqlite', 'postgres'] as const)('the bank on %s', (store) => {
       expect(await bank.ledger()).toEqual(before)
       expect((await bank.core({})).failNext).toBe(0)
       expect((await bank.transfer(alice.customer, { from: alice.accounts[0]!, to: bob.accounts[0]!, amount: 10 })).status).toBe(201)
+    })
+
+    it('holdNext holds the next call alone, under a number, while later calls go through; letGo lets it go on, or fail there', async () => {
+      const before = await bank.ledger()
+      const move = () => bank.transfer(alice.customer, { from: alice.accounts[0]!, to: bob.accounts[0]!, amount: 10 })
+      expect(await bank.core({ holdNext: 1 })).toMatchObject({ holdNext: 1, held: [] })
+      const first = move()
+      await bank.waitForInflight(1)
+      const { held: [call] = [], holdNext } = await bank.core({})
+      expect([typeof call, holdNext]).toEqual(['number', 0])
+      expect((await move()).status, 'a later call goes through while the first waits').toBe(201)
+      expect((await bank.ledger()).entries.length).toBe(before.entries.length + 1)
+      await bank.core({ holdNext: 1 })
+      const second = move()
+      await bank.waitForInflight(2)
+      const held = (await bank.core({})).held!
+      expect(held).toHaveLength(2)
+      expect((await bank.core({ letGo: { call: call!, fails: false } })).held).toEqual(held.filter((c) => c !== call))
+      expect((await first).status).toBe(201)
+      await bank.core({ letGo: { call: held.find((c) => c !== call)!, fails: true } })
+      expectProblemReply(await second, 503, '/problems/core-unavailable')
+      expect((await bank.ledger()).entries.length, 'two moved; the one that failed in the core did not').toBe(before.entries.length + 2)
+      // hold: false lets every call held alone go too.
+      await bank.core({ holdNext: 1 })
+      const third = move()
+      await bank.waitForInflight(1)
+      expect((await bank.core({ hold: false })).held).toEqual([])
+      expect((await third).status).toBe(201)
+      expect(await bank.core({})).toMatchObject({ holdNext: 0, held: [], inflight: 0 })
     })
 
     it('failNext applies to held calls when they are released', async () => {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { Reply } from '#harness/http.ts'
 import { claim, complete, decide, newModel, release, type ModelState, type Request } from '#grader/model/contract.ts'
 import { deviation } from '#grader/model/runHistory.ts'
-import { historyArbitrary, motifKinds, type Alphabet, type MotifKind, type SendOp } from '#grader/model/history.ts'
+import { historyArbitrary, motifKinds, type Alphabet, type MotifKind, type Op, type SendOp } from '#grader/model/history.ts'
 
 const LEASE = 30_000
 const TTL = 86_400_000
@@ -182,7 +182,7 @@ describe('judging an answer against the model', () => {
 })
 
 describe('the histories of a grade', () => {
-  const stage6: Alphabet = { instances: 3, clock: true, ttl: true, faultPoint: true }
+  const stage6: Alphabet = { instances: 3, clock: true, ttl: true, faultPoint: true, holdAlone: true }
   const sample = (only: MotifKind, seed: number) => fc.sample(historyArbitrary(stage6, 14, only), { seed, numRuns: 50 })
 
   it('a tour history holds its motif on a transfer of client 0 that executes: an existing account, an amount the opening balance covers', () => {
@@ -211,8 +211,55 @@ describe('the histories of a grade', () => {
     }
   })
 
-  it('every motif the alphabet can build is in the tour, and the clock motif only on a clock the grader can move', () => {
-    expect(motifKinds(stage6)).toEqual(['clock', 'top-up', 'crash', 'crash-after-commit', 'hold'])
-    expect(motifKinds({ ...stage6, clock: false })).not.toContain('clock')
+  it('every motif the alphabet can build is in the tour; the clock and takeover motifs only on a clock the grader can move, takeovers only with a core that holds one call', () => {
+    expect(motifKinds(stage6)).toEqual([
+      'clock',
+      'top-up',
+      'crash',
+      'crash-after-commit',
+      'hold',
+      'held-fails',
+      'lapsed-release',
+      'superseded',
+      'superseded-fails',
+      'two-takeovers',
+      'takeover-fails',
+      'expired-fails',
+      'purged-by-another',
+    ])
+    expect(motifKinds({ ...stage6, clock: false })).toEqual(['top-up', 'crash', 'crash-after-commit', 'hold', 'held-fails'])
+    expect(motifKinds({ ...stage6, holdAlone: false })).toEqual([
+      'clock',
+      'top-up',
+      'crash',
+      'crash-after-commit',
+      'hold',
+      'lapsed-release',
+      'expired-fails',
+      'purged-by-another',
+    ])
+  })
+
+  it('a superseded original is held alone past its lease, taken over through a skewed instance, let go, then retried through the third instance', () => {
+    for (const kind of ['superseded', 'superseded-fails'] as const)
+      for (const history of sample(kind, 13)) {
+        const original = history.ops.findIndex((op) => op.op === 'send' && op.holdAlone)
+        const [first, clock, takeover, letGo, last] = history.ops.slice(original, original + 5) as [SendOp, Op, SendOp, Op, SendOp]
+        expect(clock).toMatchObject({ op: 'clock', to: 'lease-end' })
+        expect(takeover).toMatchObject({ op: 'send', holdAlone: false, key: first.key, intent: first.intent, client: first.client })
+        expect(takeover.instance).not.toBe(first.instance)
+        expect(takeover.instance).not.toBe(0)
+        expect(letGo).toEqual({ op: 'let-go', key: first.key, fails: kind === 'superseded-fails' })
+        expect(new Set([first.instance, takeover.instance, last.instance]).size, kind).toBe(3)
+      }
+  })
+
+  it("two takeovers in a row: two requests held alone, a duplicate inside the first takeover's lease, each superseded, both let go after the third completes", () => {
+    for (const history of sample('two-takeovers', 17)) {
+      const original = history.ops.findIndex((op) => op.op === 'send' && op.holdAlone)
+      const steps = history.ops.slice(original, original + 8)
+      expect(steps.map((op) => op.op)).toEqual(['send', 'clock', 'send', 'send', 'clock', 'send', 'let-go', 'let-go'])
+      expect(steps.filter((op) => op.op === 'send' && op.holdAlone)).toHaveLength(2)
+    }
   })
 })

@@ -148,7 +148,15 @@ async function gradeStage3(layer: Mutant, seed: number): Promise<GradeResult> {
   return grade({ stage: 3, seed, source: { kind: 'dir', path }, noRegression: true })
 }
 
-const failed = (r: GradeResult) => r.checks.filter(isFailure).map((c) => c.id)
+/**
+ * The hand-written checks that failed. The histories check runs whatever
+ * failed before it, and the model meets the same bug: it fails too, last.
+ */
+const failed = (r: GradeResult) => {
+  const ids = r.checks.filter(isFailure).map((c) => c.id)
+  expect(ids.at(-1), r.rerun).toBe('histories-3')
+  return ids.slice(0, -1)
+}
 const unjudged = (r: GradeResult) => r.checks.filter((c) => c.status === 'not-judged')
 
 describe('stage 3 on a layer whose one bug is the lease', () => {
@@ -164,7 +172,7 @@ describe('stage 3 on a layer whose one bug is the lease', () => {
       expect(c.message).toMatch(/^not judged: no lease: .* \(see crash-mid-transfer\)$/)
     }
     // Whatever else did not pass was left unjudged, never failed.
-    expect(r.checks.filter((c) => !c.passed).every((c) => c.id === 'crash-mid-transfer' || c.status === 'not-judged')).toBe(true)
+    expect(r.checks.filter((c) => !c.passed).every((c) => ['crash-mid-transfer', 'histories-3'].includes(c.id) || c.status === 'not-judged')).toBe(true)
     expect(r.passed).toBe(false)
     expect(r.score).toBe(r.checks.filter((c) => c.status === 'pass').reduce((n, c) => n + c.points, 0))
   }, 180_000)
@@ -184,6 +192,38 @@ describe('stage 3 on a layer whose one bug is the lease', () => {
     const crash = r.checks.find((c) => c.id === 'crash-mid-transfer')!
     expect(crash.status).toBe('pass')
     expect(crash.notes.join('\n')).toContain('the lease is longer than LAB_LEASE_MS (see lease-length)')
+  }, 180_000)
+})
+
+// crash-mid-transfer says how long after the claim its retries still got 409,
+// never that the claim "never expires": it watched up to 23 h (a few seconds on
+// a real clock), and a claim may still go with its key when the key's TTL ends.
+describe('crash-mid-transfer on a layer with no lease says how long it watched the claim', () => {
+  const crashMessage = async (layer: Mutant) => {
+    const r = await grade({ stage: 3, seed: 3, source: { kind: 'dir', path: materialize(layer) }, only: ['crash-mid-transfer'] })
+    const [crash] = r.checks
+    expect(crash!.status, r.rerun).toBe('fail')
+    expect(crash!.message).not.toContain('never')
+    return crash!
+  }
+
+  it("on the grader's clock: still got 409 23 h after the claim, far past its lease", async () => {
+    const crash = await crashMessage(mutant('no-lease'))
+    expect(crash.message).toContain("and 82,800,000 ms (23 h) after it still got 409: far past its lease, the crashed request's claim still held its key")
+  }, 180_000)
+
+  it('on the real clock (the layer reads CURRENT_TIMESTAMP): still got 409 up to a few seconds after the claim, past its lease', async () => {
+    const noLease = mutant('no-lease')
+    // The column default names a clock the grader cannot move: the timed checks run again on the real one, and that run decides.
+    const crash = await crashMessage({
+      ...noLease,
+      id: 'no-lease-current-timestamp',
+      edits: [...noLease.edits, { file: 'keyStore.ts', find: 'created_at  TEXT NOT NULL', replace: 'created_at  TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP' }],
+    })
+    expect(crash.notes[0]).toMatch(/^failed on the real clock/)
+    expect(crash.message).toMatch(
+      /^after the crash, retries up to about \d+ ms after the claim, past the end of its 1000 ms lease, still got 409: the crashed request's claim still held its key/,
+    )
   }, 180_000)
 })
 

@@ -1,6 +1,7 @@
 // The day's judge on small synthetic exchanges, no server: it must agree with
 // the grade (no-cross-client-signal) on what leaked across clients, and call a
-// retry's answer a replay only when its bytes are the first answer's.
+// retry's answer a replay only when its bytes are the first answer's, and
+// count a stored answer given to another body under the key.
 import { describe, expect, it } from 'vitest'
 import type { Ledger } from '#harness/bankClient.ts'
 import { Reply, type Exchange } from '#harness/http.ts'
@@ -132,5 +133,42 @@ describe('a replay is only a replay when its bytes are the first answer', () => 
     const rows = ledger([{ id: 'tr_t', ...t }])
     expect(judge(day2({ ...receipt('tr_t', t), balanceAfter: 42 }), rows, world).total.unreplayedRetries).toBe(1)
     expect(judge(day2(receipt('tr_t', t)), rows, world).total.unreplayedRetries).toBe(0)
+  })
+})
+
+// CONTRACT.md: another body under a used key gets 422, never the stored answer.
+// A refusal decided by executing (402, 403, 404) is stored like a receipt, so a
+// store that replays before it compares bodies gives an amendment the first
+// body's refusal: the amendment is ignored, as when it gets the first receipt.
+describe("a stored answer given to another body is the amendment ignored, whatever the first answer's status", () => {
+  const first = { from: 'tel-001', to: 'tel-002', amount: 60_000 }
+  const amended = { ...first, amount: 45_000 }
+  const refusals: Array<[number, object]> = [
+    [402, problem(402, 'insufficient-funds', { balance: 1_000, amount: first.amount })],
+    [403, problem(403, 'forbidden-account')],
+    [404, problem(404, 'account-not-found')],
+  ]
+  const day = (status: number, answer: object, again: { status: number; answer: object; headers?: Record<string, string> }) =>
+    records([
+      { client: 'teller-desk', intent: 'i00030', kind: 'teller-amendment', key: 'k-30', body: first, status, answer },
+      { client: 'teller-desk', intent: 'i00030', kind: 'teller-amendment', key: 'k-30', body: amended, ...again },
+    ])
+
+  it.for(refusals)('HTTP %i replayed to the amended amount: an ignored amendment, the difference in won', ([status, answer]) => {
+    const v = judge(day(status, answer, { status, answer, headers: { 'idempotent-replayed': 'true' } }), ledger([]), world)
+    expect(v.byKind['teller-amendment'].ignoredAmendments, JSON.stringify(v.examples)).toBe(1)
+    expect(v.byKind['teller-amendment'].ignoredAmendmentAmount).toBe(15_000)
+    expect(v.examples.ignoredAmendments).toContain(`answered with the first answer again (HTTP ${status}), not 422`)
+  })
+
+  it('the same bytes unmarked are the first answer again too', () => {
+    const [status, answer] = refusals[0]!
+    expect(judge(day(status, answer, { status, answer }), ledger([]), world).total.ignoredAmendments).toBe(1)
+  })
+
+  it('the 422 the contract asks for is no damage', () => {
+    const [status, answer] = refusals[0]!
+    const v = judge(day(status, answer, { status: 422, answer: problem(422, 'idempotency-key-reused') }), ledger([]), world)
+    expect(v.total.ignoredAmendments + v.total.unreplayedRetries + v.total.spurious422s, JSON.stringify(v.examples)).toBe(0)
   })
 })

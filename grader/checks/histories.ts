@@ -8,17 +8,24 @@
 // another client's key on the other route. A failure is shrunk by fast-check
 // to the shortest history that still fails, and shown step by step.
 import { mkdirSync, writeFileSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { dirname, join, relative } from 'node:path'
 import fc from 'fast-check'
 import { repoRoot } from '#harness/paths.ts'
 import { fail, type Check, type CheckContext } from '../engine/check.ts'
 import { historyArbitrary, motifKinds, type Alphabet, type History, type MotifKind } from '../model/history.ts'
-import { runHistory, type HistoryEnv, type HistoryRun, type Instance } from '../model/runHistory.ts'
-import { timelineHtml, timelineText } from '../model/timeline.ts'
+import { ruleLabel, runHistory, type HistoryEnv, type HistoryRun, type Instance } from '../model/runHistory.ts'
+import { timelineHtml, timelineScript, timelineScriptName, timelineText } from '../model/timeline.ts'
 import { uncontrolledClocks } from '../policing/uncontrolledClocks.ts'
+import type { CoreSettings } from '#harness/bankClient.ts'
+import { layerRows } from './layerRows.ts'
+import { promisesOf, type Periods } from '../model/contract.ts'
+import { transitionsOf, type Reach } from '../model/coverage.ts'
+import type { Coverage } from '../engine/checkResult.ts'
+import { SETTINGS_ROUNDS, HISTORIES_PER_SETTINGS_ROUND } from '../model/historyCount.ts'
+import { drawnPeriods, type DrawnPeriods } from '../model/settings.ts'
 import { DEFAULT_KEY_TTL_MS, DEFAULT_LEASE_MS } from './setup.ts'
 
-/** Longest history generated: long enough for hold, a retry, a clock move, a crash, a release and a replay. */
+/** Longest random history asked of fast-check (its default size draws at most 12; a motif with its random steps around it can be longer). */
 const MAX_STEPS = 14
 /**
  * Shrinking stops after this many runs past the first failure, or this long:
@@ -29,6 +36,8 @@ const SHRINK_RUNS = 150
 const SHRINK_MS = 20_000
 /** Restarts the histories of one grade may cost before a failure is found (then shrinking may restart freely, within SHRINK_MS). */
 const RESTARTS = 3
+/** Real time a purge on a timer gets to delete expired rows in a history, as purge-bounded gives it (runHistory.ts). */
+const PURGE_WAIT_MS = 10_000
 /** Stage 6's other two instances stand 30 s behind and ahead of the timeline. */
 const SKEWS_MS = [0, -30_000, 30_000]
 
@@ -37,48 +46,82 @@ export function historiesCheck(stage: number): Check {
     id: `histories-${stage}`,
     title: `Random histories of requests, held cores, crashes and clock moves, judged against the model of stages 0–${stage}`,
     points: stage === 6 ? 10 : 8,
-    hint: 'The history printed above is the shortest one that fails. Replay it step by step with the curl lines; the first ✗ step is where your layer first answered what the contract does not allow.',
+    hint: 'The history printed above is the shortest one that fails (a course rule missed: up to where it was missed). Replay it on your own server with the script beside its page; the ✗ step is where your layer first answered what the contract does not allow.',
     // Stage 6's histories restart servers on PostgreSQL and took up to 97 s at load average 21 on 2 cores.
     timeoutMs: stage === 6 ? 240_000 : 120_000,
     regression: false,
-    afterOwnChecks: true,
     async run(ctx) {
       const instances = await instancesFor(ctx, stage)
-      const faultPoint = await offersFaultPoint(instances[0]!)
+      const faultPoint = await offers(instances[0]!, { crashAfterCommit: false })
+      const holdAlone = await offers(instances[0]!, { holdNext: 0 })
       const layerClocks = readsUncontrolledClock(ctx)
-      const alphabet: Alphabet = { instances: instances.length, clock: ctx.clock.controlled && !layerClocks, ttl: stage >= 5, faultPoint }
+      const alphabet: Alphabet = { instances: instances.length, clock: ctx.clock.controlled && !layerClocks, ttl: stage >= 5, faultPoint, holdAlone }
       if (!alphabet.clock)
         ctx.note(`no clock moves in these histories: ${layerClocks ? 'the layer reads a clock the grader cannot move' : 'the clock is the real one'}`)
       if (!faultPoint) ctx.note('no crash after the commit: the server does not offer that fault point (PUT /admin/core {"crashAfterCommit": true})')
+      if (!holdAlone) ctx.note('no request held alone: the server does not offer it (PUT /admin/core {"holdNext": 1})')
+      const keyTable = stage >= 5 ? await readableKeyTable(instances[0]!) : undefined
       const env: HistoryEnv = {
         stage,
         instances,
         clock: ctx.clock,
         periods: { leaseMs: DEFAULT_LEASE_MS, ttlMs: DEFAULT_KEY_TTL_MS },
         faultPoint,
+        holdAlone,
+        ...(keyTable ? { keyTable } : {}),
         answerTimeoutMs: 10_000,
         restarts: { left: RESTARTS },
+        purgeWait: { ms: PURGE_WAIT_MS },
       }
-      const failed = await findShortestFailure(ctx, env, alphabet)
-      if (!failed) {
+      const tour = motifKinds(alphabet).slice(0, ctx.histories)
+      // Some histories run at drawn settings, on instances of their own: only on a clock the grader moves (a lease under a second on the real clock is a race).
+      const drawn = alphabet.clock ? drawnPeriods(ctx.rng, SETTINGS_ROUNDS[stage >= 6 ? 'postgres' : 'sqlite'], stage >= 5, DEFAULT_KEY_TTL_MS) : []
+      const perRound = Math.min(HISTORIES_PER_SETTINGS_ROUND, Math.floor((ctx.histories - tour.length) / (drawn.length + 1)))
+      const atDefaults = (only?: MotifKind, numRuns = 1): Round => ({ env: async () => env, alphabet, only, numRuns })
+      const rounds: Round[] = [
+        ...tour.map((only) => atDefaults(only)),
+        atDefaults(undefined, ctx.histories - tour.length - perRound * drawn.length),
+        ...drawn.map((periods) => ({ env: () => envAt(ctx, stage, env, periods), alphabet, numRuns: perRound })),
+      ]
+      const search = await findShortestFailure(ctx, rounds)
+      const coverage = coverageOf(stage, { clock: alphabet.clock, holdAlone, keyTable: !!keyTable }, search.reached)
+      ctx.reportCoverage(coverage)
+      const missed = coverage.filter((c) => !c.unreachable && c.histories === 0)
+      if (!search.failure)
         ctx.note(
-          `${ctx.histories} histories of up to ${MAX_STEPS} steps matched the model (one around each of ${Math.min(motifKinds(alphabet).length, ctx.histories)} motifs, the rest random)`,
+          `reached ${coverage.filter((c) => !c.unreachable).length - missed.length} of the ${coverage.filter((c) => !c.unreachable).length} transitions of the model these histories can reach${missed.length ? `; not reached: ${missed.map((c) => c.transition).join('; ')}` : ''} (npm run grade -- ${ctx.gradedStage} --coverage lists them)`,
+        )
+      const failed = search.failure ?? search.convention
+      if (!failed) {
+        const settings = drawn.length && perRound ? `; ${perRound * drawn.length} at other settings: ${drawn.map(describePeriods).join('; ')}` : ''
+        ctx.note(
+          `${ctx.histories} histories of up to ${search.longest} steps matched the model (one around each of ${tour.length} motifs, the rest random${settings})`,
         )
         return
       }
       const { run, runs, shrinks } = failed
-      const shown = {
-        run,
-        stage,
-        seed: ctx.seed,
-        instances: instances.map((i) => i.label),
-        rerun: ctx.rerun,
-      }
+      // Shown against the contract when it was broken; else the course rule the histories missed, under its label.
+      const verdict = search.failure ? run.mismatch! : run.convention!
+      // A course rule's history is not shrunk (the contract held throughout): it is shown up to the step that missed the rule.
+      const steps = search.failure ? run.steps : run.steps.slice(0, verdict.step)
+      const shown = { run: { steps, parties: run.parties, mismatch: verdict }, stage, seed: ctx.seed, instances: failed.labels, rerun: ctx.rerun }
       const page = writePage(stage, ctx.seed, timelineHtml(shown))
+      const script = writeBeside(page, timelineScriptName(shown), timelineScript(shown))
       const lines = timelineText(shown)
+      const what = search.failure
+        ? `a history of ${run.steps.length} step(s) (history ${runs} of ${ctx.histories}, shrunk ${shrinks} time(s)) ended where the contract does not allow`
+        : `every history kept the contract, but history ${runs} of ${ctx.histories} missed a course rule at step ${verdict.step}`
+      const also =
+        search.failure && search.convention
+          ? `\nit also missed a course rule:${ruleLabel(search.convention.run.convention!.rule)} ${search.convention.run.convention!.got}`
+          : ''
       fail(
-        `a history of ${run.steps.length} step(s) (history ${runs} of ${ctx.histories}, shrunk ${shrinks} time(s)) ended where the contract does not allow:\n${lines.join('\n')}\nthe history as a sequence diagram, with every request as curl: ${page}`,
-        { exchange: run.mismatch!.exchange, expected: run.mismatch!.expected, got: run.mismatch!.got },
+        `${what}:\n${lines.join('\n')}${also}\nthe history as a sequence diagram: ${page}\nreplay it on a server of your own: ${script} (the page says how)`,
+        {
+          exchange: verdict.exchange,
+          expected: verdict.expected,
+          got: verdict.got,
+        },
       )
     },
   }
@@ -96,14 +139,44 @@ async function instancesFor(ctx: CheckContext, stage: number): Promise<Instance[
   return instances
 }
 
-/** The bank's fault point after the commit: a --server built on an older bank may not have it. */
-async function offersFaultPoint(instance: Instance): Promise<boolean> {
+/** The histories' environment at drawn settings: instances of their own, on a fresh database (stage 6: three on one, skewed as the default ones). */
+async function envAt(ctx: CheckContext, stage: number, defaults: HistoryEnv, periods: DrawnPeriods): Promise<HistoryEnv> {
+  const settings = { leaseMs: periods.leaseMs, keyTtlMs: periods.ttlMs }
+  const at = ` at ${describePeriods(periods)}`
+  const first = await ctx.startServer({ settings })
+  const instances: Instance[] = [{ bank: first, label: `${stage < 6 ? 'bank' : 'instance 1'}${at}` }]
+  if (stage >= 6)
+    for (const skew of SKEWS_MS.slice(1))
+      instances.push({
+        bank: await ctx.startServer({ databaseOf: first, settings: { ...settings, clockOffsetMs: skew } }),
+        label: `instance ${instances.length + 1} (clock ${skew > 0 ? '+' : '−'}${Math.abs(skew) / 1000} s)${at}`,
+      })
+  const keyTable = defaults.keyTable ? await readableKeyTable(instances[0]!) : undefined
+  const { keyTable: _, ...rest } = defaults
+  return { ...rest, instances, periods, ...(keyTable ? { keyTable } : {}) }
+}
+
+const describePeriods = (p: Periods) => `LAB_LEASE_MS=${p.leaseMs}, LAB_KEY_TTL_MS=${p.ttlMs}`
+
+/** Whether the core takes a setting (the fault point after the commit, a call held alone): a --server built on an older bank may not. */
+async function offers(instance: Instance, setting: CoreSettings): Promise<boolean> {
   try {
-    await instance.bank.core({ crashAfterCommit: false })
+    await instance.bank.core(setting)
     return true
   } catch {
     return false
   }
+}
+
+/** The layer's rows holding a text, when this grade can read the database (not a --server's). */
+async function readableKeyTable(instance: Instance): Promise<HistoryEnv['keyTable']> {
+  const bank = instance.bank
+  try {
+    await layerRows(bank)
+  } catch {
+    return undefined
+  }
+  return (text) => layerRows(bank, text)
 }
 
 function readsUncontrolledClock(ctx: CheckContext): boolean {
@@ -114,7 +187,26 @@ function readsUncontrolledClock(ctx: CheckContext): boolean {
   }
 }
 
-type Failure = { run: HistoryRun; runs: number; shrinks: number }
+/** A failing run, with the labels of the instances it ran on (their settings, when not the defaults). */
+type Failure = { run: HistoryRun; runs: number; shrinks: number; labels: string[] }
+
+/** Histories of one kind: around one motif (the tour) or random, on an environment made when the round is reached. */
+type Round = { env: () => Promise<HistoryEnv>; alphabet: Alphabet; only?: MotifKind; numRuns: number }
+
+/** What a grade's histories found: the shortest run that broke the contract, the first that only missed a course rule, and how many histories took each transition. */
+type Found = { failure?: Failure; convention?: Failure; reached: Map<string, number>; longest: number }
+
+/** Every transition of the stage's model, with the histories that took it, and any taken that the model's list lacks (a gap in coverage.ts, shown as such). */
+function coverageOf(stage: number, reach: Reach, reached: Map<string, number>): Coverage {
+  const known = transitionsOf(promisesOf(stage), reach)
+  const names = new Set(known.map((t) => t.name))
+  return [
+    ...known.map((t) => ({ transition: t.name, histories: reached.get(t.name) ?? 0, ...(t.unreachable ? { unreachable: t.unreachable } : {}) })),
+    ...[...reached]
+      .filter(([name]) => !names.has(name))
+      .map(([transition, histories]) => ({ transition: `${transition} (not in the model's list)`, histories })),
+  ]
+}
 
 /**
  * Runs `ctx.histories` histories seeded by the grade's seed: first one built
@@ -123,39 +215,51 @@ type Failure = { run: HistoryRun; runs: number; shrinks: number }
  * ones. On the first that fails, fast-check shrinks it, and the shortest
  * failing run seen is returned.
  */
-async function findShortestFailure(ctx: CheckContext, env: HistoryEnv, alphabet: Alphabet): Promise<Failure | undefined> {
-  const search: Search = { env, runs: 0, firstFailure: 0, afterFailure: 0, shrinkUntil: Number.POSITIVE_INFINITY }
-  const tour = motifKinds(alphabet).slice(0, ctx.histories)
-  const rounds: Array<{ only?: MotifKind; numRuns: number }> = [...tour.map((only) => ({ only, numRuns: 1 })), { numRuns: ctx.histories - tour.length }]
-  for (const { only, numRuns } of rounds) {
+async function findShortestFailure(ctx: CheckContext, rounds: Round[]): Promise<Found> {
+  const search: Search = { runs: 0, firstFailure: 0, afterFailure: 0, shrinkUntil: Number.POSITIVE_INFINITY, reached: new Map(), longest: 0 }
+  for (const { env: made, alphabet, only, numRuns } of rounds) {
     if (numRuns <= 0) continue
-    const property = fc.asyncProperty(historyArbitrary(alphabet, MAX_STEPS, only), (history: History) => tryHistory(search, ctx.seed, history))
-    const details = await fc.check(property, { seed: ctx.rng.int(0, 2 ** 31 - 1), numRuns, endOnFailure: !ctx.shrink, unbiased: true })
+    // Drawn before the environment is made, so that each round's histories are the same whatever an earlier one cost.
+    const seed = ctx.rng.int(0, 2 ** 31 - 1)
+    const env = await made()
+    const labels = env.instances.map((i) => i.label)
+    const property = fc.asyncProperty(historyArbitrary(alphabet, MAX_STEPS, only), (history: History) => tryHistory(search, env, labels, ctx.seed, history))
+    const details = await fc.check(property, { seed, numRuns, endOnFailure: !ctx.shrink, unbiased: true })
     if (search.broken !== undefined && !search.shortest) throw search.broken
     if (!details.failed) continue
     // The property only returns false after recording a run, so a failure without one is fast-check's own error.
     if (!search.shortest) throw details.errorInstance
-    return { run: search.shortest, runs: search.firstFailure, shrinks: details.numShrinks }
+    return { failure: { run: search.shortest, runs: search.firstFailure, shrinks: details.numShrinks, labels }, ...search }
   }
-  return undefined
+  return search
 }
 
 /** What the runs of one grade's histories have found so far. */
 type Search = {
-  env: HistoryEnv
   runs: number
+  /** Histories per transition, counted before the first failure (shrinking replays the same ones). */
+  reached: Map<string, number>
+  /** The most steps a history run had (its motif's, and any the end of a history adds). */
+  longest: number
   firstFailure: number
   afterFailure: number
   shrinkUntil: number
   shortest?: HistoryRun
+  /** The shortest failing history's intents and operations up to its failing step (failingPrefixOf). */
+  failingPrefix?: { steps: number; text: string }
+  /** The first run that kept the contract but missed a course rule. */
+  convention?: Failure
   /** An error that is not a mismatch (the server stopped answering the admin routes, say): it ends the search and is the check's result, never shrunk. */
   broken?: unknown
 }
 
 /** fast-check's property: runs one history, true when the model allows every answer in it (or the search is over). */
-async function tryHistory(search: Search, seed: number, history: History): Promise<boolean> {
-  const { env } = search
+async function tryHistory(search: Search, env: HistoryEnv, labels: string[], seed: number, history: History): Promise<boolean> {
   if (search.broken !== undefined || (search.shortest && (++search.afterFailure > SHRINK_RUNS || performance.now() > search.shrinkUntil))) return true
+  // Steps after the one that failed never ran: a try that only drops some of them fails as the shortest did, without a run
+  // (a layer that hangs would otherwise spend the shrinking's time on them, not on the steps that matter).
+  const prefix = search.failingPrefix
+  if (prefix && failingPrefixOf(history, prefix.steps) === prefix.text) return false
   search.runs++
   let run: HistoryRun
   try {
@@ -164,15 +268,24 @@ async function tryHistory(search: Search, seed: number, history: History): Promi
     search.broken = error
     return true
   }
+  if (!search.shortest) for (const t of run.transitions ?? []) search.reached.set(t, (search.reached.get(t) ?? 0) + 1)
+  search.longest = Math.max(search.longest, run.steps.length)
+  if (run.convention && !search.convention) search.convention = { run, runs: search.runs, shrinks: 0, labels }
   if (!run.mismatch) return true
   if (!search.shortest) {
     search.firstFailure = search.runs
     search.shrinkUntil = performance.now() + SHRINK_MS
     env.restarts.left = Number.POSITIVE_INFINITY
   }
-  if (!search.shortest || run.steps.length <= search.shortest.steps.length) search.shortest = run
+  if (!search.shortest || run.steps.length <= search.shortest.steps.length) {
+    search.shortest = run
+    search.failingPrefix = { steps: run.mismatch.step, text: failingPrefixOf(history, run.mismatch.step) }
+  }
   return false
 }
+
+/** A history's intents and first `steps` operations, as one comparable text. */
+const failingPrefixOf = (history: History, steps: number) => JSON.stringify([history.intents, history.ops.slice(0, steps)])
 
 /** The sequence diagram, written where the learner can open it; returns its path relative to the working folder. */
 function writePage(stage: number, seed: number, html: string): string {
@@ -181,4 +294,11 @@ function writePage(stage: number, seed: number, html: string): string {
   const path = join(dir, `stage-${stage}-seed-${seed}.html`)
   writeFileSync(path, html)
   return relative(process.cwd(), path) || path
+}
+
+/** A file next to the page (its replay script); returns its path as the page's is given. */
+function writeBeside(page: string, name: string, text: string): string {
+  const path = join(dirname(page), name)
+  writeFileSync(path, text)
+  return path
 }

@@ -148,7 +148,7 @@ const crashMidTransfer: Check = {
       conflicts++
     }
     if (reply && !is2xx(reply) && ctx.clock.controlled) {
-      // Refused at the lease's end. A lease that ends later is lease-length's to judge; one that never ends is this check's.
+      // Refused at the lease's end. A lease that ends later is lease-length's to judge; a claim still held 23 h after it was made is this check's.
       const stillAt = ctx.clock.now()
       await ctx.clock.moveTo(claim.to + NO_LEASE_AFTER_MS)
       const far = await bank.transfer(a.customer, body, { key })
@@ -162,7 +162,7 @@ const crashMidTransfer: Check = {
         fail(
           courseRule(
             'lease',
-            `no lease: after the crash, retries ${elapsed(claim, stillAt)} after the claim (the end of its ${leaseMs} ms lease) and ${span(NO_LEASE_AFTER_MS)} after it still got 409: the crashed request's claim never expires, so its key is stuck`,
+            `no lease: after the crash, retries ${elapsed(claim, stillAt)} after the claim (the end of its ${leaseMs} ms lease) and ${span(NO_LEASE_AFTER_MS)} after it still got 409: far past its lease, the crashed request's claim still held its key, and no retry could take it over`,
           ),
           { exchange: far.exchange, expected: `HTTP 201 once the ${leaseMs} ms lease has run out`, got: `HTTP 409, ${conflicts + 1} times` },
         )
@@ -175,7 +175,7 @@ const crashMidTransfer: Check = {
       fail(
         courseRule(
           'lease',
-          `${elapsed(claim, ctx.clock.now())} after the claim, retries still get 409: the crashed request's claim never expires (lease ${leaseMs} ms)`,
+          `after the crash, retries up to ${elapsed(claim, ctx.clock.now())} after the claim, past the end of its ${leaseMs} ms lease, still got 409: the crashed request's claim still held its key, and no retry could take it over`,
         ),
         {
           exchange: reply?.exchange,

@@ -241,6 +241,18 @@ const failuresNotStored: Check = {
   },
 }
 
+/**
+ * Whether the retries of `first` showed it stored with its key: its bytes
+ * again, marked as a replay. A 201's bytes again with no new ledger row show
+ * it unmarked too (it did not execute twice); a refusal moves no money,
+ * decided again or not, so only the marker tells its replay from a refusal
+ * decided anew.
+ */
+const shownStored = (first: Reply, retries: Reply[]) => first.status === 201 || retries.some(isReplay)
+
+/** A first answer as the evidence allows: "completed" only once its retries showed it stored. */
+const firstAnswer = (first: Reply, stored: boolean) => (stored ? `a completed ${first.status}` : `a first request answered ${first.status}`)
+
 const changedBodyAfterReplay: Check = {
   id: 'changed-body-after-replay',
   title: 'After replays of a completed key (201 or 402), a changed body gets 422, not the stored response',
@@ -268,28 +280,42 @@ const changedBodyAfterReplay: Check = {
       expectStatus(first, refused ? 402 : 201, refused ? 'a transfer larger than the balance is refused' : 'the transfer executes')
       const rows = refused ? 0 : 1
       const replays = ctx.rng.int(1, 3)
+      const retries: Reply[] = []
       for (let n = 1; n <= replays; n++) {
         const retry = await bank.transfer(a.customer, body, { key })
         await expectNotExecutedAgain(bank, before, rows, retry, `retry ${n}`)
         expectOutcomeReplayed(first, retry, `retry ${n}`, ctx.note)
+        retries.push(retry)
       }
-      const what = `₩${changed.amount.toLocaleString('en')} instead of ₩${body.amount.toLocaleString('en')} under the key of a completed ${first.status}`
+      const stored = shownStored(first, retries)
+      const what = `₩${changed.amount.toLocaleString('en')} instead of ₩${body.amount.toLocaleString('en')} under the key of ${firstAnswer(first, stored)}`
       const reply = await bank.transfer(a.customer, changed, { key })
       if (reply.status === first.status && reply.text === first.text)
-        fail(`${what} got the stored response: a replay answers only the body that produced it, another body is a client error`, {
-          exchange: reply.exchange,
-          expected: 'HTTP 422 /problems/idempotency-key-reused',
-          got: `the stored HTTP ${first.status}${isReplay(reply) ? ', replayed' : ''}`,
-        })
+        fail(
+          `${what} got ${stored ? 'the stored response' : 'that answer again, byte for byte'}: an answer under a key answers only the body that produced it, another body is a client error`,
+          {
+            exchange: reply.exchange,
+            expected: 'HTTP 422 /problems/idempotency-key-reused',
+            got: `HTTP ${first.status}, ${stored ? 'the stored response' : "the first answer's bytes"}${isReplay(reply) ? ', replayed' : ''}`,
+          },
+        )
+      const moved = (await rowsSince(bank, before)).length
+      // Executed under a key whose first answer nothing showed stored: that missing store is the cause to name.
+      if (!stored && moved > rows)
+        fail(
+          `${what} executed: nothing showed the ${first.status} stored with the key (its ${replays} retry(ies) got ${first.status} again without Idempotent-Replayed), and the changed body was taken for a new request. ` +
+            'A refusal decided by executing is stored like a 201 (see replay-stored-402), and another body under its key gets 422',
+          { exchange: reply.exchange, expected: 'HTTP 422 /problems/idempotency-key-reused', got: `HTTP ${reply.status}, ${moved - rows} new ledger row(s)` },
+        )
       expectChangedBodyRefused(reply, what, ctx.note)
-      expectEqual((await rowsSince(bank, before)).length, rows, `${what}: the refusal moved no money`, reply.exchange)
+      expectEqual(moved, rows, `${what}: the refusal moved no money`, reply.exchange)
       // The key still stands for the first body.
       const again = await bank.transfer(a.customer, body, { key })
       await expectNotExecutedAgain(bank, before, rows, again, 'the original body after the 422')
       expectOutcomeReplayed(first, again, 'the original body after the 422', ctx.note)
-      seen.push(`a completed ${first.status} and ${replays} replay(s)`)
+      seen.push(`${firstAnswer(first, stored)} and ${replays} ${stored ? 'replay(s)' : 'retry(ies)'}`)
     }
-    ctx.note(`${seen.join(', then ')}, each followed by a changed body → 422 and the original → its stored outcome`)
+    ctx.note(`${seen.join(', then ')}, each followed by a changed body → 422 and the original → its first answer again`)
   },
 }
 

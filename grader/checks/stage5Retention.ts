@@ -18,6 +18,7 @@ import type { Reply } from '#harness/http.ts'
 import { decidedInside, elapsed, firstOutside, lastInside, momentOf, span, type Moment } from './timeline.ts'
 import { expectChangedBodyRefused, expectConsistent, openParties, periodBank, rowsBetween } from './setup.ts'
 import { describeRows as describe, layerRows, totalRows as total } from './layerRows.ts'
+import { purgeIntervalMs } from '../model/contract.ts'
 import { isReplay } from './replies.ts'
 import { expiryChecks } from './stage5Expiry.ts'
 
@@ -175,7 +176,6 @@ const newExecutionAfterExpiry: Check = {
 }
 
 /** The course's purge interval (CONTRACT.md, stage 5): the first request after min(TTL, 60 s) since the last purge purges. */
-const purgeIntervalMs = (ttlMs: number) => Math.min(ttlMs, 60_000)
 /** When the rows outlived that interval, later moments (after their expiry), each with a request: a slower purge, or none. */
 const LATER_MS = [60_000, 3_600_000, 86_400_000]
 

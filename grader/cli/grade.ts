@@ -19,6 +19,7 @@ import { isFailure } from '../engine/checkResult.ts'
 import type { GradeResult } from '../grade.ts'
 import type { Source } from '#harness/workspace.ts'
 import { HISTORIES_DEFAULT } from '../model/historyCount.ts'
+import { coverageLines } from '../output/coverageTable.ts'
 
 const USAGE = `usage: npm run grade -- <stage|all> [options]
 
@@ -46,6 +47,8 @@ ${LOOP_USAGE}
   --histories N    random histories each histories check runs (default ${HISTORIES_DEFAULT.sqlite},
                    ${HISTORIES_DEFAULT.postgres} on stage 6, whose histories run on PostgreSQL);
                    more find rarer combinations, and take longer
+  --coverage       after the grade, list the model's transitions each histories
+                   check reached (with --repeat N: on how many of the N seeds)
 
   --roster DIR     grade every checkout under DIR (folder name = learner id),
                    every stage (or only <stage>, or a list such as 3,4), in
@@ -72,6 +75,7 @@ async function main(): Promise<number> {
       'no-sandbox': { type: 'boolean', default: false },
       'real-clock': { type: 'boolean', default: false },
       histories: { type: 'string' },
+      coverage: { type: 'boolean', default: false },
       // For the roster's grader children: the sandbox is required, and the result goes to a pipe.
       sandbox: { type: 'boolean', default: false },
       'json-fd': { type: 'string' },
@@ -201,6 +205,7 @@ async function main(): Promise<number> {
     const skipped = results[0]!.checks.filter((c) => c.status === 'skipped')
     if (skipped.length) console.log(`  ${t(lang, 'repeat.skipped', { count: skipped.length, ids: skipped.map((c) => c.id).join(', ') })}`)
   }
+  if (values.coverage) console.log(`\n${coverageLines(results).join('\n')}`)
   const jsonTo = values['json-fd'] !== undefined ? Number(values['json-fd']) : values.json
   if (jsonTo !== undefined) {
     const payload = repeat === 1 ? results[0] : { runs: results, passed: results.every((r) => r.passed) }

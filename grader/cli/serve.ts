@@ -1,4 +1,4 @@
-// npm run serve -- <stage> [--solution] [--port N] [--fresh] [--demo]
+// npm run serve -- <stage> [--solution] [--port N] [--fresh] [--demo] [--clock MS]
 // Runs a stage's server on 127.0.0.1:3000 to try it by hand with curl, with
 // one log line per request. Each stage keeps its own database file
 // (bank-NN-slug.sqlite), because each stage's key table has another shape;
@@ -6,7 +6,11 @@
 // accounts and prints curl lines ready to paste.
 //
 // The admin token is new on every run (printed at the top), and the clock is
-// the host's: LAB_CLOCK_NOW_MS is the grader's alone (CONTRACT.md, The clock).
+// the host's: a LAB_CLOCK_NOW_MS left in the shell is not passed on. --clock
+// asks for the grader's kind of clock on purpose (a failing history's replay,
+// grader/model/timelineReplay.ts): it stands at MS until PUT /admin/clock
+// moves it, which the bank obeys only with a grader's kind of admin token
+// (adm_ and 32 hex digits), so that is the token made then.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { rmSync } from 'node:fs'
@@ -15,14 +19,19 @@ import { parseArgsOrExit } from '#harness/cliArgs.ts'
 import { findStage, UnknownStageError, type Stage } from '#harness/course.ts'
 import { createDemo, demoCurls } from './serveDemo.ts'
 import { repoRoot } from '#harness/paths.ts'
+import { isGraderToken, newGraderToken } from '#bank/auth.ts'
+import { LATEST_INSTANT_MS } from '#bank/config.ts'
 
-const USAGE = `usage: npm run serve -- [<stage>] [--solution] [--port N] [--fresh] [--demo]
+const USAGE = `usage: npm run serve -- [<stage>] [--solution] [--port N] [--fresh] [--demo] [--clock MS]
 
   <stage>      0, stage0, or a slug such as unique-key (default 0)
   --solution   serve the reference solution instead of stages/
   --port N     the port on 127.0.0.1 (default 3000)
   --fresh      start from an empty database (each stage keeps its own bank-NN-slug.sqlite)
   --demo       create a client and two funded accounts, and print curl lines to try them
+  --clock MS   the bank's clock stands at MS (ms since the epoch) until PUT /admin/clock
+               moves it, as in a grade (a failing history's replay starts it so); the
+               admin token is then adm_ and 32 hex digits, the only kind the bank obeys for that
   LAB_DB and LAB_ADMIN_TOKEN override the database file and the admin token
   (otherwise a new random token per run, printed at the start)`
 
@@ -33,6 +42,7 @@ const { values, positionals } = parseArgsOrExit(USAGE, {
     port: { type: 'string', default: '3000' },
     fresh: { type: 'boolean', default: false },
     demo: { type: 'boolean', default: false },
+    clock: { type: 'string' },
   },
 })
 if (positionals.length > 1) {
@@ -44,16 +54,32 @@ const stage = stageOrExit(positionals[0] ?? '0')
 const dir = resolve(repoRoot, values.solution ? 'solutions' : 'stages', stage.folder)
 const db = process.env.LAB_DB ?? resolve(repoRoot, `bank-${stage.folder}${values.solution ? '-solution' : ''}.sqlite`)
 if (values.fresh) for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, { force: true })
+const clockMs = values.clock === undefined ? undefined : clockOrExit(values.clock)
 // A token per run: one printed in a README would open every reader's bank.
-const adminToken = process.env.LAB_ADMIN_TOKEN ?? `serve_${randomBytes(12).toString('hex')}`
+const adminToken = process.env.LAB_ADMIN_TOKEN ?? (clockMs === undefined ? `serve_${randomBytes(12).toString('hex')}` : newGraderToken())
+if (clockMs !== undefined && !isGraderToken(adminToken)) {
+  console.error(
+    '--clock: the bank moves its clock only for an admin token of adm_ and 32 hex digits; LAB_ADMIN_TOKEN is not one (leave it unset for a new one)',
+  )
+  process.exit(2)
+}
 console.log(`stage ${stage.number} · ${stage.title}\n  admin token: ${adminToken}\n  database:    ${db}`)
-// The clock is the host's: a LAB_CLOCK_NOW_MS left in the shell would date transfers in 1970.
+if (clockMs !== undefined) console.log(`  clock:       stands at ${clockMs} (${new Date(clockMs).toISOString()}) until PUT /admin/clock moves it`)
+// The clock is the host's unless --clock asks: a LAB_CLOCK_NOW_MS left in the shell would date transfers in 1970.
 const { LAB_CLOCK_NOW_MS: shellClock, ...shellEnv } = process.env
-if (shellClock !== undefined) console.log(`  LAB_CLOCK_NOW_MS=${shellClock} ignored: a served bank runs on the host's clock`)
+if (shellClock !== undefined) console.log(`  LAB_CLOCK_NOW_MS=${shellClock} ignored: a served bank runs on the host's clock, or on --clock's`)
 const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, 'bank/main.ts')], {
   cwd: repoRoot,
   stdio: 'inherit',
-  env: { LAB_REQUEST_LOG: '1', ...shellEnv, LAB_STAGE_DIR: dir, LAB_PORT: values.port, LAB_DB: db, LAB_ADMIN_TOKEN: adminToken },
+  env: {
+    LAB_REQUEST_LOG: '1',
+    ...shellEnv,
+    LAB_STAGE_DIR: dir,
+    LAB_PORT: values.port,
+    LAB_DB: db,
+    LAB_ADMIN_TOKEN: adminToken,
+    ...(clockMs !== undefined ? { LAB_CLOCK_NOW_MS: String(clockMs) } : {}),
+  },
 })
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill('SIGTERM'))
 child.on('exit', (code) => process.exit(code ?? 0))
@@ -67,6 +93,15 @@ if (values.demo) {
       child.kill('SIGTERM')
     },
   )
+}
+
+/** --clock's value: whole milliseconds since the epoch, within what a date holds (CONTRACT.md, LAB_CLOCK_NOW_MS). */
+function clockOrExit(text: string): number {
+  const ms = Number(text)
+  if (/^\d+$/.test(text) && Number.isSafeInteger(ms) && ms <= LATEST_INSTANT_MS) return ms
+  console.error(`--clock ${text}: milliseconds since the epoch, a whole number from 0 to ${LATEST_INSTANT_MS}`)
+  console.error(USAGE)
+  process.exit(2)
 }
 
 /** The stage named on the command line; an unknown one is the user's mistake: one line and the usage, exit 2. */

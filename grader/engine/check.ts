@@ -8,12 +8,15 @@ import { CheckFailure, type FailureDetails } from '#harness/failure.ts'
 import type { Exchange, Reply } from '#harness/http.ts'
 import type { Rng } from '#harness/rng.ts'
 import type { CallResult, ExportRequest } from '../policing/callExport.ts'
+import type { Coverage } from './checkResult.ts'
 
 export type StartOptions = {
   /** The instance's settings, e.g. { leaseMs: 300 }; every other one is the bank's default. */
   settings?: Partial<Settings>
   /** Share the default instance's database (true) or get a fresh one (false). */
   sameDatabase?: boolean
+  /** Share this instance's database instead (one the check started, say): overrides sameDatabase. */
+  databaseOf?: BankClient
 }
 
 export type CheckContext = {
@@ -43,6 +46,8 @@ export type CheckContext = {
   note(line: string): void
   /** Partial credit: the points this check earns if it then fails (a pass always earns all of them). */
   award(points: number): void
+  /** A histories check's reach, for its result (`grade --coverage` prints it). */
+  reportCoverage(coverage: Coverage): void
   signal: AbortSignal
   /**
    * The grade's clock: what every server's Date.now() and the database's
@@ -90,8 +95,6 @@ export type Check = {
    * check: the later stage's model holds every earlier promise).
    */
   regression?: false
-  /** Judged only once every other check of its stage has passed in this grade: its failure is never the first a learner meets. */
-  afterOwnChecks?: true
   run(ctx: CheckContext): Promise<void>
 }
 

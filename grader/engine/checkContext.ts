@@ -11,6 +11,7 @@ import { Rng } from '#harness/rng.ts'
 import type { ServerProcess } from '#harness/spawnServer.ts'
 import type { ScanTarget, Source } from '#harness/workspace.ts'
 import type { Check, CheckContext, StartOptions } from './check.ts'
+import type { Coverage } from './checkResult.ts'
 import { describeRefusals, findCopiedAnswers } from '../policing/copiedAnswers.ts'
 import type { InstancePool } from './instancePool.ts'
 import type { LearnerExports } from '../policing/learnerCode.ts'
@@ -46,6 +47,7 @@ export type CheckScope = {
   /** Notes on learner files this course's starter stood in for. */
   borrowed: string[]
   awarded(): number
+  coverage(): Coverage | undefined
   /** Time spent getting instances and starting servers since the check began: a check's time limit leaves it out. */
   startingMs(now: number): number
 }
@@ -63,6 +65,7 @@ export function makeCheckContext(ground: CheckGround, check: Check, stage: Stage
   const lent: ServerProcess[] = []
   const borrowed: string[] = []
   let awarded = 0
+  let coverage: Coverage | undefined
   const abort = new AbortController()
   setMaxListeners(0, abort.signal) // every request of the check listens to it
   const http = new HttpClient((e) => {
@@ -85,6 +88,7 @@ export function makeCheckContext(ground: CheckGround, check: Check, stage: Stage
     rerun: rerunCommand(ground.graded.number, options.seed, workspace.source, options.server, { only: [check.id], histories: options.histories }),
     note: (line) => notes.push(line),
     award: (points) => (awarded = Math.max(0, Math.min(check.points, Math.floor(points)))),
+    reportCoverage: (table) => (coverage = table),
     stageDir: (n) => {
       const stage = stageByNumber(n)
       const copiedThere = describeRefusals(findCopiedAnswers(workspace.scanTarget(stage)))
@@ -96,7 +100,8 @@ export function makeCheckContext(ground: CheckGround, check: Check, stage: Stage
     async startServer(opts: StartOptions = {}) {
       const since = performance.now()
       try {
-        const instance = await pool.lend({ settings: opts.settings ?? {}, database: opts.sameDatabase ? defaultDb : 'fresh', clock })
+        const database = opts.databaseOf ? opts.databaseOf.server.options.dbPath : opts.sameDatabase ? defaultDb : 'fresh'
+        const instance = await pool.lend({ settings: opts.settings ?? {}, database, clock })
         lent.push(instance)
         before.set(instance, instance.startingMs())
         return new BankClient(instance, http, adminToken)
@@ -114,6 +119,7 @@ export function makeCheckContext(ground: CheckGround, check: Check, stage: Stage
     lent,
     borrowed,
     awarded: () => awarded,
+    coverage: () => coverage,
     startingMs: (now) => lending + [...before].reduce((sum, [server, ms]) => sum + server.startingMs(now) - ms, 0),
   }
 }

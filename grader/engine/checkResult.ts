@@ -28,7 +28,11 @@ export type CheckResult = {
   failure?: { exchange?: Exchange; expected?: string; got?: string; serverLog?: string }
   /** With 'not-judged': the check whose failure left this one unjudgeable. */
   blockedBy?: string
+  /** A histories check's reach: every transition of its stage's model, and how many histories took it (grader/model/coverage.ts). */
+  coverage?: Coverage
 }
+
+export type Coverage = Array<{ transition: string; histories: number; unreachable?: string }>
 
 /** A check that failed on its own account: not passed, and not merely left unjudged by another's failure. */
 export const isFailure = (r: Pick<CheckResult, 'passed' | 'status'>) => !r.passed && r.status !== 'not-judged'

@@ -32,7 +32,7 @@ import { InstancePool } from './instancePool.ts'
 import { keepServer, type KeptServer } from './keep.ts'
 import { rerunCommand } from './rerun.ts'
 import { runCheck } from './runCheck.ts'
-import { afterHang, failedToStart, notRun, notYetJudged, refused, skipped } from './unrunResults.ts'
+import { afterHang, failedToStart, notRun, refused, skipped } from './unrunResults.ts'
 
 export type GradeOptions = {
   stage: number
@@ -116,7 +116,7 @@ export async function runGrading(options: GradeOptions, checks: GradedCheck[]): 
     for (const { check, stage } of checks) {
       if (interrupted()) throw new InterruptedError()
       options.onCheckStart?.(stage, check)
-      const result = await grading.judge(check, stage, results)
+      const result = await grading.judge(check, stage)
       // Interrupted, the check may have failed on a server the interrupt stopped: that is no verdict to tell.
       if (interrupted()) throw new InterruptedError()
       results.push(result)
@@ -215,15 +215,13 @@ export class Grading {
   }
 
   /** The check's result: one of a check not run, or its run against the shared instance (started first if it is not up). */
-  async judge(check: Check, stage: Stage, earlier: CheckResult[]): Promise<CheckResult> {
+  async judge(check: Check, stage: Stage): Promise<CheckResult> {
     const skip = this.skipReason(check)
     if (skip) return skipped(check, stage, skip)
     const { found } = this
     if (found.copied) return refused(check, stage, found.copied)
     if (found.startFailedIn) return notRun(check, stage, found.startFailedIn)
     if (found.hungIn) return afterHang(check, stage, found.hungIn)
-    const waiting = check.afterOwnChecks && earlier.find((r) => r.stage === stage.number && !r.passed && r.status !== 'skipped')
-    if (waiting) return notYetJudged(check, stage, waiting.id)
     const failedStart = this.shared?.alive ? undefined : await this.startShared()
     if (failedStart?.copied) {
       found.copied = failedStart.copied

@@ -115,6 +115,7 @@ async function runOnce(ground: CheckRunGround, check: Check, stage: Stage, bank:
     inputs: scope.ctx.rng.trace(),
     failure: outcome?.failure,
     ...(outcome?.blockedBy ? { blockedBy: outcome.blockedBy } : {}),
+    ...(scope.coverage() ? { coverage: scope.coverage() } : {}),
   }
   return { result, ...(outcome && outcome.status !== 'not-judged' ? { failedTrace: scope.trace } : {}), ...(outcome?.hung ? { hung: true } : {}) }
 }

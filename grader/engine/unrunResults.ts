@@ -4,7 +4,6 @@
 //   - refused: the graded folder loads the reference answer (copiedAnswers.ts);
 //   - failed to start / not run: the server did not start; the first check
 //     carries the error, every other one points at it;
-//   - not judged yet: a check that waits for the rest of its stage (afterOwnChecks);
 //   - stopped answering / not judged: the server hung during a check
 //     (watchdog.ts); that check says so, every later one points at it.
 import type { Stage } from '#harness/course.ts'
@@ -20,20 +19,6 @@ function unrun(check: Check, stage: Stage, fields: Pick<CheckResult, 'passed' | 
 /** A check this grade's server cannot take: no points, and not a failure. */
 export function skipped(check: Check, stage: Stage, why: string): CheckResult {
   return unrun(check, stage, { passed: true, status: 'skipped', maxPoints: 0, message: `skipped: ${why}`, hint: check.hint })
-}
-
-/** A check that waits for the rest of its stage (check.afterOwnChecks): no points yet, and not a failure of its own. */
-export function notYetJudged(check: Check, stage: Stage, firstFailed: string): CheckResult {
-  return {
-    ...unrun(check, stage, {
-      passed: false,
-      status: 'not-judged',
-      maxPoints: check.points,
-      message: `not judged yet: it runs once every other check of stage ${stage.number} passes (${firstFailed} has not)`,
-      hint: check.hint,
-    }),
-    blockedBy: firstFailed,
-  }
 }
 
 /** A check not run because the graded folder loads the reference answer (copiedAnswers.ts). */

@@ -54,6 +54,8 @@ export type Request = {
   route: 'POST /transfers' | 'POST /deposits'
   /** The key as the layer must read it (a quoted form already unquoted); undefined when no header was sent. */
   key: string | undefined
+  /** The header is a quoted form RFC 8941 refuses (or with a parameter): 400 malformed from stage 1. */
+  malformed?: true
   /** The body's RFC 8785 canonical form: equal for one value however it is written. */
   fingerprint: string
   body: { from?: string; to: string; amount: number }
@@ -101,6 +103,7 @@ export type Allowed =
   | { kind: 'in-flight'; retryAfter: [number, number] }
   | { kind: 'claim-lost' }
   | { kind: 'key-missing' }
+  | { kind: 'key-malformed' }
 
 /** Headers the contract requires on an answer, with the rule that makes them a convention. */
 export type RequiredHeaders = {
@@ -128,7 +131,7 @@ export function scopeOf(m: ModelState, r: Pick<Request, 'client' | 'route' | 'ke
 }
 
 /** The key's row as the contract sees it now: an expired key is unknown, purged or not (stage 5). */
-function liveRow(m: ModelState, scope: string): KeyRow | undefined {
+export function liveRow(m: ModelState, scope: string): KeyRow | undefined {
   const row = m.keys.get(scope)
   if (!row || !m.promises.scopeAndTtl) return row
   const expired = m.now >= row.firstAt + m.periods.ttlMs
@@ -142,6 +145,7 @@ export function decide(m: ModelState, r: Request): Allowed {
   const p = m.promises
   if (!p.keys) return { kind: 'executes', outcome: bankOutcome(m, r) }
   if (r.key === undefined) return { kind: 'key-missing' }
+  if (r.malformed) return { kind: 'key-malformed' }
   const row = liveRow(m, scopeOf(m, r))
   if (!row) return { kind: 'executes', outcome: bankOutcome(m, r) }
   if (p.fingerprint && row.fingerprint !== r.fingerprint) return { kind: 'key-reused' }
@@ -164,7 +168,9 @@ export function requiredHeaders(m: ModelState, allowed: Allowed): RequiredHeader
     ...(p.scopeAndTtl
       ? { policy: { ttl: Math.floor(m.periods.ttlMs / 1000), lease: Math.ceil(m.periods.leaseMs / 1000), rule: 'policyHeader' as CourseRule } }
       : {}),
-    ...(p.replay && allowed.kind !== 'key-missing' ? { marker: { present: allowed.kind === 'replay', rule: 'replayMarker' as CourseRule } } : {}),
+    ...(p.replay && allowed.kind !== 'key-missing' && allowed.kind !== 'key-malformed'
+      ? { marker: { present: allowed.kind === 'replay', rule: 'replayMarker' as CourseRule } }
+      : {}),
   }
 }
 
@@ -247,6 +253,26 @@ export function release(m: ModelState, r: Request): void {
 export function learnStored(m: ModelState, r: Request, seen: StoredAnswer & { seen: true }): void {
   const row = m.keys.get(scopeOf(m, r))
   if (row?.stored && !row.stored.seen) row.stored = seen
+}
+
+/** How often a lazy purge runs at the latest (CONTRACT.md, stage 5): the first request after min(TTL, 60 s) since the last one purges. */
+export const purgeIntervalMs = (ttlMs: number) => Math.min(ttlMs, 60_000)
+
+/**
+ * The rows a purge now must have deleted (stage 5), by scope: expired, and no request can still be working under them (completed, or in
+ * progress with the lease run out too).
+ */
+export function purgeable(m: ModelState): string[] {
+  if (!m.promises.scopeAndTtl) return []
+  return [...m.keys]
+    .filter(([, row]) => m.now >= row.firstAt + m.periods.ttlMs && (row.status === 'completed' || m.now >= row.leaseUntil))
+    .map(([scope]) => scope)
+}
+
+/** The key string a scope names (stage 5: [client, route, key]; before: the key). */
+export function keyOfScope(scope: string): string {
+  const parsed: unknown = JSON.parse(scope)
+  return Array.isArray(parsed) ? String(parsed[2]) : String(parsed)
 }
 
 /** The moments a history's clock moves aim at: a key's last millisecond inside its lease or TTL, and the first outside. */

@@ -7,8 +7,31 @@
 // something, and each run starts from fresh accounts.
 import fc from 'fast-check'
 
+/** Headers a client's library, a proxy or a cache adds: none of them may change what the bank does. */
+export const LIBRARY_HEADERS = {
+  'User-Agent': 'okhttp/4.12.0',
+  'X-Request-Id': 'req-7f3a',
+  'X-Cache': 'HIT',
+  'X-Hit': 'true',
+  Prefer: 'return=minimal',
+  'Idempotent-Replayed': 'true',
+} as const
+
+export type LibraryHeader = keyof typeof LIBRARY_HEADERS
+
+/** Quoted keys RFC 8941 cannot parse, or with a parameter (CONTRACT.md, The header): each is 400 idempotency-key-malformed. */
+export const KEY_MALFORMATIONS = {
+  unterminated: (key: string) => `"${key}`,
+  'bad escape': (key: string) => `"${key}\\q"`,
+  parameter: (key: string) => `"${key}";v=1`,
+} as const
+export type KeyMalformation = keyof typeof KEY_MALFORMATIONS
+
 /** How a request's body differs from its intent's: nothing, the text only, or one field (every field in turn). */
-export type BodyChange = 'same' | 'reserialized' | 'amount' | 'from' | 'to' | 'memo' | 'metadata' | 'json-type'
+export type BodyChange = 'same' | 'reserialized' | 'amount' | 'from' | 'to' | 'memo' | 'metadata' | 'json-type' | 'array-order' | 'removed'
+
+/** The body changes that make another request: one field each, every kind of JSON difference RFC 8785 keeps. */
+export const FIELD_CHANGES = ['amount', 'from', 'to', 'memo', 'metadata', 'json-type', 'array-order', 'removed'] as const satisfies readonly BodyChange[]
 
 export type SendOp = {
   op: 'send'
@@ -19,14 +42,29 @@ export type SendOp = {
   key: 0 | 1 | 'none'
   /** The key sent as a quoted sf-string rather than bare. */
   quoted: boolean
+  /**
+   * How the key is written besides: as it is; upper-cased (keys are
+   * case-sensitive: another key); or a quoted form RFC 8941 refuses
+   * (unterminated, a bad escape, a parameter), which is 400 malformed.
+   */
+  form: 'as-is' | 'upper-case' | KeyMalformation
   intent: 0 | 1
   change: BodyChange
-  /** One of the spellings Express routes to the intent's route. */
-  spelling: 0 | 1 | 2
-  /** Headers a client library adds that mean nothing to the bank (tracing, caching, user agent). */
-  extraHeaders: boolean
+  /** One of the spellings Express routes to the intent's route (SPELLINGS in runHistory.ts). */
+  spelling: number
+  /**
+   * Headers a client library, a proxy or a cache adds, which mean nothing to
+   * the bank (LIBRARY_HEADERS): a subset, so that shrinking keeps only the
+   * one a layer wrongly reads.
+   */
+  extraHeaders: LibraryHeader[]
   /** The instance dies right after this request's money commits, before it answers (a fault point of the bank). */
   crashAfterCommit: boolean
+  /**
+   * Its core call is held alone, until a `let-go` step: other requests on the
+   * instance go through meanwhile (a takeover of its key, say).
+   */
+  holdAlone: boolean
 }
 
 export type Op =
@@ -34,6 +72,8 @@ export type Op =
   /** The core holds every call of this instance until released: requests that execute wait there. */
   | { op: 'hold'; instance: number }
   | { op: 'release'; instance: number }
+  /** The oldest request held alone with this key slot (or else the oldest held alone) goes on: into the core, or failing there. */
+  | { op: 'let-go'; key: 0 | 1; fails: boolean }
   /** The core's next call on this instance fails (503, nothing moves). */
   | { op: 'core-fails'; instance: number }
   /** A deposit to the client's first account, or a transfer of its whole balance to its second, each with a key of its own. */
@@ -73,6 +113,8 @@ export type Alphabet = {
   ttl: boolean
   /** The bank offers the crash-after-commit fault point. */
   faultPoint: boolean
+  /** The bank's core can hold one call alone and let it go later (PUT /admin/core {"holdNext", "letGo"}). */
+  holdAlone: boolean
 }
 
 /** Two keys and two intents: few enough that a history comes back to the same one, which is where the combinations are. */
@@ -80,6 +122,8 @@ const slot = fc.constantFrom<0 | 1>(0, 1)
 const client = fc.constantFrom<0 | 1>(0, 1)
 
 const smallAmount = fc.integer({ min: 1, max: 200 }).map((n) => n * 100)
+/** Any whole won, 1 included: an amount need not be a round one. */
+const anyWon = fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 20_000 }))
 
 const intent: fc.Arbitrary<IntentSpec> = fc.record({
   route: fc.constantFrom<'transfers' | 'deposits'>('transfers', 'deposits'),
@@ -88,11 +132,21 @@ const intent: fc.Arbitrary<IntentSpec> = fc.record({
   amount: fc.oneof(
     smallAmount,
     fc.integer({ min: 200, max: 900 }).map((n) => n * 100),
+    anyWon,
   ),
-  memo: fc.option(fc.constantFrom('rent', 'dinner 🍜', 'café', 'invoice #12'), { nil: undefined }),
-  metadata: fc.option(fc.constantFrom<Record<string, unknown>>({ approved: false }, { approved: true, by: 'ops' }, { ref: '5', tags: ['a'] }, { note: null }), {
-    nil: undefined,
-  }),
+  // The memo's edges: empty, the 140-character limit, what JSON escapes, a combining accent (café in NFD: another text than NFC's).
+  memo: fc.option(fc.constantFrom('rent', 'dinner 🍜', 'café', 'invoice #12', '', 'x'.repeat(140), 'say "hi"\\\n', 'cafe\u0301'), { nil: undefined }),
+  metadata: fc.option(
+    fc.constantFrom<Record<string, unknown>>(
+      { approved: false },
+      { approved: true, by: 'ops' },
+      { ref: '5', tags: ['a'] },
+      { note: null },
+      { tags: ['a', 'b'] },
+      {},
+    ),
+    { nil: undefined },
+  ),
 })
 
 /**
@@ -101,7 +155,13 @@ const intent: fc.Arbitrary<IntentSpec> = fc.record({
  * key, and a first request refused by the bank would leave it nothing to test.
  */
 const executingIntent: fc.Arbitrary<IntentSpec> = intent.chain((i) =>
-  fc.record({ to: fc.constantFrom<IntentSpec['to']>('other-client', 'own'), amount: smallAmount }).map((r) => ({ ...i, owner: 0 as const, ...r })),
+  fc
+    // A deposit goes to an account of the depositor's own: one to another client's is refused (403).
+    .record({
+      to: fc.constantFrom<IntentSpec['to']>(...(i.route === 'deposits' ? (['own'] as const) : (['other-client', 'own'] as const))),
+      amount: smallAmount,
+    })
+    .map((r) => ({ ...i, owner: 0 as const, ...r })),
 )
 
 function sendOp(a: Alphabet): fc.Arbitrary<SendOp> {
@@ -111,25 +171,64 @@ function sendOp(a: Alphabet): fc.Arbitrary<SendOp> {
     client: fc.oneof({ weight: 4, arbitrary: fc.constant<0 | 1>(0) }, { weight: 1, arbitrary: fc.constant<0 | 1>(1) }),
     key: fc.oneof({ weight: 12, arbitrary: slot }, { weight: 1, arbitrary: fc.constant('none' as const) }),
     quoted: fc.boolean(),
+    form: fc.oneof(
+      { weight: 20, arbitrary: fc.constant('as-is' as const) },
+      { weight: 1, arbitrary: fc.constant('upper-case' as const) },
+      { weight: 1, arbitrary: fc.constantFrom(...(Object.keys(KEY_MALFORMATIONS) as KeyMalformation[])) },
+    ),
     intent: slot,
     change: fc.oneof(
       { weight: 5, arbitrary: fc.constant<BodyChange>('same') },
       { weight: 2, arbitrary: fc.constant<BodyChange>('reserialized') },
-      { weight: 4, arbitrary: fc.constantFrom<BodyChange>('amount', 'from', 'to', 'memo', 'metadata', 'json-type') },
+      { weight: 4, arbitrary: fc.constantFrom<BodyChange>(...FIELD_CHANGES) },
     ),
-    spelling: fc.constantFrom<0 | 1 | 2>(0, 1, 2),
-    extraHeaders: fc.boolean(),
+    spelling: fc.integer({ min: 0, max: SPELLING_COUNT - 1 }),
+    // One send in two carries some; the flag shrinks to none, the subset to the one header that matters.
+    extraHeaders: fc
+      .tuple(fc.boolean(), fc.subarray(Object.keys(LIBRARY_HEADERS) as LibraryHeader[], { minLength: 1 }))
+      .map(([sent, headers]) => (sent ? headers : [])),
     // Armed by a motif only (motif() below), where a retry of the same key follows.
     crashAfterCommit: fc.constant(false),
+    holdAlone: a.holdAlone ? fc.oneof({ weight: 6, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }) : fc.constant(false),
   })
 }
 
 /** The events a motif puts between a key's first request and its retries. */
-export type MotifKind = 'clock' | 'top-up' | 'crash' | 'crash-after-commit' | 'hold'
+export type MotifKind =
+  | 'clock'
+  | 'top-up'
+  | 'crash'
+  | 'crash-after-commit'
+  | 'hold'
+  | 'held-fails'
+  | 'lapsed-release'
+  | 'superseded'
+  | 'superseded-fails'
+  | 'two-takeovers'
+  | 'takeover-fails'
+  | 'expired-fails'
+  | 'purged-by-another'
 
-/** The motifs an alphabet can build, each once: a grade runs one history of each before the random ones. */
+/**
+ * The motifs an alphabet can build, each once: a grade runs one history of
+ * each before the random ones. A takeover needs the lease to run out while
+ * the original is held alone: a clock the grader moves, and a core that holds
+ * one call.
+ */
 export function motifKinds(a: Alphabet): MotifKind[] {
-  return a.clock ? ['clock', 'top-up', 'crash', 'crash-after-commit', 'hold'] : ['top-up', 'crash', 'crash-after-commit', 'hold']
+  const takeovers: MotifKind[] = a.clock && a.holdAlone ? ['superseded', 'superseded-fails', 'two-takeovers', 'takeover-fails'] : []
+  const expiry: MotifKind[] = a.clock && a.ttl ? ['expired-fails', 'purged-by-another'] : []
+  return [
+    ...(a.clock ? (['clock'] as const) : []),
+    'top-up',
+    'crash',
+    'crash-after-commit',
+    'hold',
+    ...(a.holdAlone ? (['held-fails'] as const) : []),
+    ...(a.clock ? (['lapsed-release'] as const) : []),
+    ...takeovers,
+    ...expiry,
+  ]
 }
 
 /**
@@ -142,6 +241,7 @@ export function historyArbitrary(a: Alphabet, maxSteps: number, only?: MotifKind
     { weight: 20, arbitrary: sendOp(a) },
     { weight: 4, arbitrary: fc.record({ op: fc.constant('hold' as const), instance }) },
     { weight: 3, arbitrary: fc.record({ op: fc.constant('release' as const), instance }) },
+    ...(a.holdAlone ? [{ weight: 3, arbitrary: fc.record({ op: fc.constant('let-go' as const), key: slot, fails: fc.boolean() }) }] : []),
     { weight: 2, arbitrary: fc.record({ op: fc.constant('core-fails' as const), instance }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('top-up' as const), client }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('drain' as const), client }) },
@@ -175,25 +275,47 @@ export function historyArbitrary(a: Alphabet, maxSteps: number, only?: MotifKind
  * after the commit, the answer lost), while in flight.
  */
 function motif(a: Alphabet, only: MotifKind | undefined): fc.Arbitrary<Op[]> {
-  const kinds: readonly MotifKind[] = a.clock
-    ? ['clock', 'clock', 'top-up', 'crash', 'crash-after-commit', 'crash-after-commit', 'hold']
-    : ['top-up', 'crash', 'crash-after-commit', 'crash-after-commit', 'hold']
+  const kinds: readonly MotifKind[] = [
+    ...(a.clock ? (['clock', 'clock'] as const) : []),
+    'top-up',
+    'crash',
+    'crash-after-commit',
+    'crash-after-commit',
+    'hold',
+    ...(a.holdAlone ? (['held-fails'] as const) : []),
+    ...(a.clock ? (['lapsed-release'] as const) : []),
+    ...(a.clock && a.holdAlone ? (['superseded', 'superseded-fails', 'two-takeovers', 'takeover-fails'] as const) : []),
+    ...(a.clock && a.ttl ? (['expired-fails', 'purged-by-another'] as const) : []),
+  ]
   return fc
     .record({
-      // A tour's motif starts with client 0 sending its intent as it is, so that the first request executes.
+      // A tour's motif starts with client 0 sending its intent as it is, under a key it can use, so that the first request executes.
       first: only
-        ? sendOp(a).map((op): SendOp => ({ ...op, client: 0, key: op.key === 'none' ? 0 : op.key, change: op.change === 'reserialized' ? op.change : 'same' }))
+        ? sendOp(a).map(
+            (op): SendOp => ({
+              ...op,
+              client: 0,
+              key: op.key === 'none' ? 0 : op.key,
+              form: 'as-is',
+              change: op.change === 'reserialized' ? op.change : 'same',
+            }),
+          )
         : sendOp(a),
       retry: sendOp(a),
       last: sendOp(a),
-      ends: fc.constantFrom<'lease' | 'ttl'>(...(a.ttl ? (['lease', 'ttl', 'ttl', 'ttl'] as const) : (['lease'] as const))),
+      // The tour's clock history crosses a TTL where keys expire: the retry at its last millisecond sets the purge's
+      // clock, so the other body at its first meets the expired row still there (random histories cross leases too).
+      ends: fc.constantFrom<'lease' | 'ttl'>(
+        ...(a.ttl ? (only === 'clock' ? (['ttl'] as const) : (['lease', 'ttl', 'ttl', 'ttl'] as const)) : (['lease'] as const)),
+      ),
       between: only ? fc.constant(only) : fc.constantFrom(...kinds),
-      field: fc.constantFrom<BodyChange>('amount', 'from', 'to', 'memo', 'metadata', 'json-type'),
+      field: fc.constantFrom<BodyChange>(...FIELD_CHANGES),
     })
     .map(({ first, retry, last, ends, between, field }): Op[] => {
       const key = first.key === 'none' ? 0 : first.key
       const same = { key, intent: first.intent, client: first.client }
-      const again = (op: SendOp): SendOp => ({ ...op, ...same, crashAfterCommit: false })
+      // Every step of a motif names its key as the first did: the motif is about that key.
+      const again = (op: SendOp): SendOp => ({ ...op, ...same, form: first.form, crashAfterCommit: false })
       // The retry right after the event is the same request as the first (perhaps re-serialized): what a client resends.
       const sameBody: SendOp = { ...retry, change: isFieldChange(first.change) ? first.change : retry.change === 'reserialized' ? 'reserialized' : 'same' }
       switch (between) {
@@ -233,11 +355,93 @@ function motif(a: Alphabet, only: MotifKind | undefined): fc.Arbitrary<Op[]> {
             { op: 'release', instance: first.instance },
             again(last),
           ]
+        case 'held-fails':
+          // The request in flight fails in the core: its duplicate meanwhile is refused, its retry afterwards executes.
+          return [
+            { ...first, holdAlone: true },
+            again({ ...sameBody, holdAlone: false, instance: duplicateInstance(a, first.instance) }),
+            { op: 'let-go', key, fails: true },
+            again({ ...last, holdAlone: false }),
+          ]
+        case 'lapsed-release':
+          // Held past its lease, and nobody took it over: the owner still completes (or is told its claim is lost).
+          return [
+            { op: 'hold', instance: first.instance },
+            first,
+            { op: 'clock', to: 'lease-end', key, of: same },
+            { op: 'release', instance: first.instance },
+            again(last),
+          ]
+        case 'takeover-fails': {
+          // The takeover's own core call fails: it releases its claim only; the superseded original, let go, must not complete.
+          const at = duplicateInstance(a, first.instance)
+          return [
+            { ...first, holdAlone: true },
+            { op: 'clock', to: 'lease-end', key, of: same },
+            { op: 'core-fails', instance: at },
+            again({ ...sameBody, holdAlone: false, instance: at }),
+            { op: 'let-go', key, fails: false },
+            again(last),
+          ]
+        }
+        case 'expired-fails': {
+          // Two keys expire together; past their TTL, the core fails the first request of each (the same body, another one): each is released, and the next executes.
+          const other = { ...same, key: key === 0 ? (1 as const) : (0 as const) }
+          return [
+            { ...first, holdAlone: false },
+            { ...first, ...other, holdAlone: false },
+            { op: 'clock', to: 'ttl-end', key, of: same },
+            { op: 'core-fails', instance: first.instance },
+            again({ ...sameBody, instance: first.instance, holdAlone: false }),
+            { op: 'core-fails', instance: first.instance },
+            { ...again({ ...last, change: field, instance: first.instance, holdAlone: false }), ...other },
+            again(last),
+          ]
+        }
+        case 'purged-by-another':
+          // The key expires, and the next request is the other client's: its purge must delete every client's
+          // expired keys, which the end of the history reads in the key table.
+          return [
+            { ...first, holdAlone: false },
+            { op: 'clock', to: 'ttl-end', key, of: same },
+            { op: 'top-up', client: first.client === 0 ? 1 : 0 },
+          ]
+        case 'superseded':
+        case 'superseded-fails': {
+          // The original waits in the core past its lease; a retry takes the claim over and completes;
+          // then the original goes on (or fails there): it must not complete, nor free the takeover's key.
+          const takeover = again({ ...sameBody, holdAlone: false, instance: duplicateInstance(a, first.instance) })
+          return [
+            { ...first, holdAlone: true },
+            { op: 'clock', to: 'lease-end', key, of: same },
+            takeover,
+            { op: 'let-go', key, fails: between === 'superseded-fails' },
+            // On stage 6 the last retry goes through the third instance: the takeover's answer is the database's, not one process's.
+            again({ ...last, instance: a.instances < 3 ? last.instance : 3 - first.instance - takeover.instance }),
+          ]
+        }
+        case 'two-takeovers':
+          // The first takeover is held alone too, its new lease refuses a duplicate, and it is superseded
+          // in turn: two owners lose the claim, one completes.
+          return [
+            { ...first, holdAlone: true },
+            { op: 'clock', to: 'lease-end', key, of: same },
+            again({ ...sameBody, holdAlone: true }),
+            again({ ...sameBody, holdAlone: false }),
+            { op: 'clock', to: 'lease-end', key, of: same },
+            again({ ...sameBody, holdAlone: false }),
+            { op: 'let-go', key, fails: false },
+            { op: 'let-go', key, fails: last.quoted },
+            again(last),
+          ]
       }
     })
 }
 
 const isFieldChange = (change: BodyChange) => change !== 'same' && change !== 'reserialized'
+
+/** How many spellings of each route the histories send (runHistory.ts's SPELLINGS). */
+export const SPELLING_COUNT = 5
 
 /**
  * On stage 6 the duplicate of a held request goes through another instance

@@ -17,6 +17,9 @@ import { serialize } from '../checks/jsonVariants.ts'
 import {
   bankOutcome,
   boundariesOf,
+  keyOfScope,
+  purgeable,
+  purgeIntervalMs,
   claim,
   cloneModel,
   complete,
@@ -35,7 +38,8 @@ import {
   type Request,
   type StoredAnswer,
 } from './contract.ts'
-import type { History, IntentSpec, Op, SendOp } from './history.ts'
+import { heldTransitionOf, PURGE_TRANSITION, transitionOf } from './coverage.ts'
+import { KEY_MALFORMATIONS, LIBRARY_HEADERS, type History, type IntentSpec, type KeyMalformation, type Op, type SendOp } from './history.ts'
 
 /** One step as it happened: what was done, what came back, what moved. */
 export type Step = {
@@ -48,11 +52,31 @@ export type Step = {
   clock?: string
   ledger?: string
   exchange?: Exchange
+  /** The operation, as generated: what a replay of the step does (a request, or an admin call to the core or the clock). */
+  op?: Op
+  /** The grade clock (ms since the epoch) once the step was done. */
+  at?: number
 }
+
+/** A history's two clients as the server knows them: what a replay needs to recreate them. */
+export type Party = { label: 'A' | 'B'; name: string; apiKey: string; accounts: [string, string]; openingBalance: number }
 
 export type Mismatch = { step: number; expected: string; got: string; rule?: CourseRule; exchange?: Exchange }
 
-export type HistoryRun = { steps: Step[]; mismatch?: Mismatch }
+/**
+ * `mismatch`: the first answer or ledger the contract does not allow (the run
+ * stops there). `convention`: the first answer that kept the contract but
+ * missed a course rule; the run goes on under the contract alone, so that a
+ * layer's real flaws are still found behind a house rule it does not follow.
+ */
+export type HistoryRun = {
+  steps: Step[]
+  mismatch?: Mismatch
+  convention?: Mismatch
+  parties?: Party[]
+  /** The model's transitions the run took (coverage.ts), each once. */
+  transitions?: string[]
+}
 
 /** A server of the history: its client, and how to crash and restart it. */
 export type Instance = { bank: BankClient; label: string }
@@ -64,6 +88,20 @@ export type HistoryEnv = {
   periods: Periods
   /** The bank offers PUT /admin/core {"crashAfterCommit": true}. */
   faultPoint: boolean
+  /** The bank offers PUT /admin/core {"holdNext", "letGo"}: one call held alone. */
+  holdAlone: boolean
+  /**
+   * The layer's rows holding a text, per table (layerRows.ts): what the
+   * layer keeps, read as the white-box checks read it. Absent when the grade
+   * cannot read the database (a --server).
+   */
+  keyTable?: (text: string) => Promise<Record<string, number>>
+  /**
+   * Real time a purge on a timer gets to delete expired rows, as
+   * purge-bounded gives it (a lazy purge has already run): 10 s, until a
+   * history of the grade sees the rows outlive it; later ones read once.
+   */
+  purgeWait: { ms: number }
   /** How long an answer is waited for before "no answer" is the verdict. */
   answerTimeoutMs: number
   /**
@@ -74,18 +112,12 @@ export type HistoryEnv = {
   restarts: { left: number }
 }
 
-const SPELLINGS = { transfers: ['/transfers', '/TRANSFERS/', '/Transfers'], deposits: ['/deposits', '/DEPOSITS/', '/Deposits'] } as const
+/** SPELLING_COUNT spellings of each route that Express routes there (CONTRACT.md, Route names). */
+const SPELLINGS = {
+  transfers: ['/transfers', '/TRANSFERS/', '/Transfers', '/TRANSFERS', '/transfers/'],
+  deposits: ['/deposits', '/DEPOSITS/', '/Deposits', '/DEPOSITS', '/deposits/'],
+} as const
 const OPENING_BALANCE = 40_000
-
-/** Headers a client's library, a proxy or a cache adds: none of them may change what the bank does. */
-export const HARMLESS_HEADERS: Record<string, string> = {
-  'User-Agent': 'okhttp/4.12.0',
-  'X-Request-Id': 'req-7f3a',
-  'X-Cache': 'HIT',
-  'X-Hit': 'true',
-  Prefer: 'return=minimal',
-  'Idempotent-Replayed': 'true',
-}
 
 class Stop extends Error {
   constructor(readonly mismatch: Mismatch) {
@@ -93,7 +125,8 @@ class Stop extends Error {
   }
 }
 
-type Pending = { request: Request; instance: number; reply: Promise<Reply | Error>; step: Step }
+/** A request waiting in a held core; `call` is its number when it is held alone (a `let-go` step names it). */
+type Pending = { request: Request; instance: number; reply: Promise<Reply | Error>; step: Step; call?: number; keySlot?: 0 | 1 }
 
 export async function runHistory(env: HistoryEnv, history: History, runSeed: number): Promise<HistoryRun> {
   const rng = new Rng(runSeed, 'history')
@@ -113,6 +146,15 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
   const pending: Pending[] = []
   const steps: Step[] = []
   let lastLedger = await ledgerOf(first, lead())
+  let convention: Mismatch | undefined
+  const reached = new Set<string>()
+  const parties: Party[] = customers.map((c, i) => ({
+    label: i === 0 ? 'A' : 'B',
+    name: c.name,
+    apiKey: c.apiKey,
+    accounts: [accounts[i]![0]!, accounts[i]![1]!],
+    openingBalance: OPENING_BALANCE,
+  }))
 
   const stop = (step: Step, expected: string, got: string, exchange?: Exchange, rule?: CourseRule): never => {
     throw new Stop({ step: step.index, expected, got, rule, exchange })
@@ -133,7 +175,7 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
   }
 
   /** Sends `r` to an instance and judges the answer against what each candidate allows now. */
-  async function send(step: Step, at: number, r: Request, spec: RequestSpec, crashAfterCommit: boolean): Promise<void> {
+  async function send(step: Step, at: number, r: Request, spec: RequestSpec, crashAfterCommit: boolean, alone?: { keySlot: 0 | 1 | undefined }): Promise<void> {
     const inst = env.instances[at]!
     for (const m of models) m.now = env.clock.now()
     const plans = models.map((m) => ({ m, allowed: decide(m, r) }))
@@ -160,18 +202,23 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
         r,
       )
     }
-    if (cores[at]!.held) {
+    if (cores[at]!.held || alone) {
+      // Call numbers are each process's own.
+      const known = new Set(pending.filter((p) => p.instance === at && p.call !== undefined).map((p) => p.call!))
+      if (alone) await inst.bank.core({ holdNext: 1 })
       const reply = inst.bank.send(spec).catch((e: Error) => e)
-      const seen = await heldOrAnswered(inst, reply, pending.filter((p) => p.instance === at).length)
-      if (seen === 'held') {
+      const seen = await heldOrAnswered(inst, reply, pending.filter((p) => p.instance === at).length, alone ? known : undefined)
+      if (typeof seen === 'number' || seen === 'held') {
         const waiting = plans.filter(executes)
-        step.answer = 'held in the core'
+        step.answer = alone ? 'held alone in the core' : 'held in the core'
         if (waiting.length === 0) stop(step, expectation(lead(), plans[0]!.allowed), 'it reached the core and is waiting there: it executes')
         models = waiting.map((p) => p.m)
         for (const m of models) claim(m, r)
-        pending.push({ request: r, instance: at, reply, step })
+        pending.push({ request: r, instance: at, reply, step, ...(typeof seen === 'number' ? { call: seen, keySlot: alone?.keySlot } : {}) })
         return
       }
+      // Answered without reaching the core: the hold it armed would catch the next call instead.
+      if (alone && inst.bank.server.alive) await inst.bank.core({ holdNext: 0 })
       return narrow(
         step,
         seen,
@@ -223,11 +270,22 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
             ? { got: `${step.answer}: answered at once, where it executes and waits in the held core`, rule: undefined }
             : deviation(p.m, got, p.allowed),
     }))
-    const kept = judged.filter((p) => !p.wrong)
+    let kept = judged.filter((p) => !p.wrong)
     if (kept.length === 0) {
       const strictest = judged[0]!
-      stop(step, expectation(strictest.m, strictest.allowed), strictest.wrong!.got, step.exchange, strictest.wrong!.rule)
+      // Kept the contract, missed a course rule only: noted, and judged on under the contract alone.
+      kept = judged.filter((p) => p.wrong!.rule)
+      if (kept.length === 0) stop(step, expectation(strictest.m, strictest.allowed), strictest.wrong!.got, step.exchange, strictest.wrong!.rule)
+      const first = kept[0]!
+      convention ??= {
+        step: step.index,
+        expected: expectation(first.m, first.allowed),
+        got: first.wrong!.got,
+        rule: first.wrong!.rule,
+        exchange: step.exchange,
+      }
     }
+    reached.add(transitionOf(kept[0]!.m, r, kept[0]!.allowed))
     for (const { m, allowed, effect } of kept) {
       if (effect) effect()
       else if (allowed.kind === 'executes') {
@@ -246,15 +304,26 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
     return Promise.race([reply, timeout])
   }
 
-  /** Waits until the request is answered or is seen waiting in the core (its inflight count grows). */
-  async function heldOrAnswered(inst: Instance, reply: Promise<Reply | Error>, heldBefore: number): Promise<Reply | Error | 'held'> {
+  /**
+   * Waits until the request is answered or is seen waiting in the core: its
+   * inflight count grows, or (held alone) a call number not `known` before
+   * appears, which is then its number.
+   */
+  async function heldOrAnswered(
+    inst: Instance,
+    reply: Promise<Reply | Error>,
+    heldBefore: number,
+    known?: Set<number>,
+  ): Promise<Reply | Error | 'held' | number> {
     let answered: Reply | Error | undefined
     void reply.then((r) => (answered = r))
     const deadline = Date.now() + env.answerTimeoutMs
     for (;;) {
       if (answered) return answered
       const state = await inst.bank.core({})
-      if (state.inflight > heldBefore) return 'held'
+      const alone = known ? state.held?.find((call) => !known.has(call)) : undefined
+      if (alone !== undefined) return alone
+      if (!known && state.inflight > heldBefore) return 'held'
       if (answered) return answered
       if (Date.now() > deadline) return new Error(`no answer within ${env.answerTimeoutMs / 1000} s, and nothing reached the core`)
       await new Promise((resolve) => setTimeout(resolve, 10))
@@ -269,6 +338,8 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
     for (const p of pending.filter((p) => p.instance === at)) {
       pending.splice(pending.indexOf(p), 1)
       const lost = await p.reply
+      // Its request, for the replay of the history, though it never had an answer.
+      p.step.exchange ??= exchangeOf(lost)
       if (!(lost instanceof Error)) p.step.answer += `; answered ${describe(lost)} although its server was killed`
       else p.step.answer += '; killed with its server (nothing committed)'
     }
@@ -276,11 +347,30 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
 
   /** Releases an instance's core: every held request completes, in an order the model cannot know, so any order that explains the answers is accepted. */
   async function releaseCore(step: Step, at: number): Promise<void> {
-    const inst = env.instances[at]!
     const held = pending.filter((p) => p.instance === at)
-    for (const p of held) pending.splice(pending.indexOf(p), 1)
-    await inst.bank.core({ hold: false })
+    await env.instances[at]!.bank.core({ hold: false })
     cores[at]!.held = false
+    return finish(step, held, false)
+  }
+
+  /** Lets one request held alone go on (or fail in the core), and judges its answer. */
+  async function letGo(step: Step, op: Extract<Op, { op: 'let-go' }>): Promise<void> {
+    const alone = pending.filter((p) => p.call !== undefined)
+    const p = alone.find((p) => p.keySlot === op.key) ?? alone[0]
+    if (!p) return skip(step, 'no request is held alone')
+    if (cores[p.instance]!.held) return skip(step, 'its core holds every call')
+    Object.assign(step, { instance: p.instance, key: p.step.key, what: `${step.what}: step ${p.step.index}'s request` })
+    await env.instances[p.instance]!.bank.core({ letGo: { call: p.call!, fails: op.fails } })
+    // Let go to go on, it meets a failure armed since (core-fails): it fails there, and spends it.
+    const core = cores[p.instance]!
+    const fails = op.fails || core.failNext
+    if (!op.fails) core.failNext = false
+    return finish(step, [p], fails)
+  }
+
+  /** Waits for the answers of requests let go (`fails`: their core call failed) and keeps the candidates some order of them explains. */
+  async function finish(step: Step, held: Pending[], fails: boolean): Promise<void> {
+    for (const p of held) pending.splice(pending.indexOf(p), 1)
     const answers = await Promise.all(
       held.map((p) =>
         Promise.race([
@@ -291,43 +381,81 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
         ]),
       ),
     )
-    let firstTry: { expected: string; got: string; rule?: CourseRule; exchange?: Exchange } | undefined
-    const kept: ModelState[] = []
+    for (const [i, p] of held.entries()) p.step.exchange ??= exchangeOf(answers[i])
+    step.exchange = exchangeOf(answers[0])
+    let firstTry: Mismatch | undefined
+    const settled: Array<{ model: ModelState; convention?: Mismatch; transitions: string[] }> = []
     for (const m of models) {
       m.now = env.clock.now()
-      const settled = settle(m, held, answers)
-      if ('model' in settled) kept.push(settled.model)
-      else firstTry ??= settled.failed
+      const one = settle(m, held, answers, fails)
+      if ('model' in one) settled.push(one)
+      else firstTry ??= one.failed
     }
     step.answer = held.map((p, i) => `${p.step.key}: ${describe(answers[i]!)}`).join('; ') || 'nothing was held'
-    if (kept.length === 0) stop(step, firstTry!.expected, firstTry!.got, firstTry!.exchange, firstTry!.rule)
-    models = kept
+    if (settled.length === 0) stop(step, firstTry!.expected, firstTry!.got, firstTry!.exchange, firstTry!.rule)
+    // As in narrow(): the candidates that allow every answer; a course rule missed counts only when every candidate saw it missed.
+    const clean = settled.filter((s) => !s.convention)
+    if (clean.length === 0) convention ??= { ...settled[0]!.convention!, step: step.index }
+    const kept = clean.length ? clean : settled
+    for (const t of kept[0]!.transitions) reached.add(t)
+    models = kept.map((s) => s.model)
   }
 
-  /** The candidate after the held requests finished in some order that explains every answer, or the first order's failure. */
+  /**
+   * The candidate after the held requests finished in some order that
+   * explains every answer, or the first order's failure. A request whose
+   * core call failed (`fails`) answers 503 and releases its own claim only; a
+   * superseded one may also be told its claim is lost. Either way nothing moves.
+   */
   function settle(
     model: ModelState,
     held: Pending[],
     answers: Array<Reply | Error>,
-  ): { model: ModelState } | { failed: { expected: string; got: string; rule?: CourseRule; exchange?: Exchange } } {
-    let firstTry: { expected: string; got: string; rule?: CourseRule; exchange?: Exchange } | undefined
+    fails: boolean,
+  ): { model: ModelState; convention?: Mismatch; transitions: string[] } | { failed: Mismatch } {
+    let firstTry: Mismatch | undefined
     for (const order of permutations(held.map((_, i) => i))) {
       const trial = cloneModel(model)
-      let failed: typeof firstTry
+      let failed: Mismatch | undefined
+      let missed: Mismatch | undefined
+      const transitions: string[] = []
       for (const i of order) {
         const p = held[i]!
         const got = answers[i]!
-        const allowed: Allowed = holdsClaim(trial, p.request) ? { kind: 'executes', outcome: bankOutcome(trial, p.request) } : { kind: 'claim-lost' }
-        const wrong = got instanceof Error ? { got: describe(got) } : deviation(trial, got, allowed)
+        const holder = holdsClaim(trial, p.request)
+        const allowed: Allowed = fails
+          ? { kind: 'core-unavailable' }
+          : holder
+            ? { kind: 'executes', outcome: bankOutcome(trial, p.request) }
+            : { kind: 'claim-lost' }
+        const judged = got instanceof Error ? { got: describe(got), rule: undefined } : deviation(trial, got, allowed)
+        // A superseded request whose core call failed may say so (503) or that its claim is lost (409).
+        const toldLost = fails && !holder && !(got instanceof Error) && !deviation(trial, got, { kind: 'claim-lost' })
         // An owner whose lease ran out but whom nobody superseded may complete, or be told its claim is lost.
         const lapsed = allowed.kind === 'executes' && !(got instanceof Error) && leaseLapsed(trial, p.request) && !deviation(trial, got, { kind: 'claim-lost' })
-        if (wrong && !lapsed) {
-          failed = { expected: `${p.step.what}, released: ${expectation(trial, allowed)}`, got: wrong.got, rule: wrong.rule, exchange: exchangeOf(got) }
-          break
+        const wrong = toldLost || lapsed ? undefined : judged
+        if (wrong) {
+          const mismatch = {
+            step: p.step.index,
+            expected: `${p.step.what}, ${fails ? 'let go to fail in the core' : 'released'}: ${expectation(trial, allowed)}`,
+            got: wrong.got,
+            rule: wrong.rule,
+            exchange: exchangeOf(got),
+          }
+          if (!wrong.rule) {
+            failed = mismatch
+            break
+          }
+          // Kept the contract, missed a course rule: noted, and judged on.
+          missed ??= mismatch
         }
+        // Before stage 3 a claim has no lease to run out: held is held.
+        const claimState = !holder ? 'superseded' : trial.promises.leases && leaseLapsed(trial, p.request) ? 'lease run out' : 'holder'
+        transitions.push(heldTransitionOf(claimState, fails ? 'let go to fail' : 'released', allowed.kind === 'claim-lost' ? 'claim-lost' : allowed))
+        if (fails && holder) release(trial, p.request)
         if (allowed.kind === 'executes' && !lapsed) complete(trial, p.request, allowed.outcome, stored(got as Reply))
       }
-      if (!failed) return { model: trial }
+      if (!failed) return { model: trial, transitions, ...(missed ? { convention: missed } : {}) }
       firstTry ??= failed
     }
     return { failed: firstTry! }
@@ -353,6 +481,8 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
       case 'release':
         if (!cores[op.instance]!.held) return skip(step, 'nothing held')
         return releaseCore(step, op.instance)
+      case 'let-go':
+        return letGo(step, op)
       case 'core-fails': {
         const at = op.instance
         if (cores[at]!.held || cores[at]!.failNext) return skip(step, 'the core is held or already failing')
@@ -407,16 +537,20 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
     const value = changed(bodyOf(intent), op.change, accounts, intent.owner)
     const raw =
       op.change === 'reserialized'
-        ? serialize(value, { order: 'shuffled', whitespace: true, respellNumbers: false, escapeStrings: true }, rng)
+        ? serialize(value, { order: 'shuffled', whitespace: true, respellNumbers: rng.chance(0.5), escapeStrings: true }, rng)
         : JSON.stringify(value)
-    const key = op.key === 'none' ? undefined : keys[op.key]!
-    const headerValue = key === undefined ? undefined : op.quoted ? `"${key}"` : key
+    const slotKey = op.key === 'none' ? undefined : keys[op.key]!
+    // Upper-cased, it is another key (keys are case-sensitive); malformed, the layer refuses it before anything.
+    const key = slotKey === undefined ? undefined : op.form === 'upper-case' ? slotKey.toUpperCase() : slotKey
+    const malformed = key !== undefined && op.form !== 'as-is' && op.form !== 'upper-case'
+    const headerValue = key === undefined ? undefined : malformed ? KEY_MALFORMATIONS[op.form as KeyMalformation](key) : op.quoted ? `"${key}"` : key
     const route = routeOf(intent)
     const r: Request = {
       id: step.index,
       client: op.client,
       route,
       key,
+      ...(malformed ? { malformed: true } : {}),
       fingerprint: canonicalize(value)!,
       body: value as Request['body'],
     }
@@ -424,11 +558,14 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
     const spec = inst.bank.postSpec(customers[op.client]!, SPELLINGS[intent.route][op.spelling]!, value, {
       raw,
       ...(headerValue !== undefined ? { key: headerValue } : {}),
-      ...(op.extraHeaders ? { headers: HARMLESS_HEADERS } : {}),
+      ...(op.extraHeaders.length ? { headers: Object.fromEntries(op.extraHeaders.map((h) => [h, LIBRARY_HEADERS[h]])) } : {}),
     })
     const canCrash = op.crashAfterCommit && env.faultPoint && env.restarts.left > 0
     if (op.crashAfterCommit && !canCrash) step.what += ' (not armed: no restart left in this check)'
-    await send(step, op.instance, r, spec, canCrash)
+    // Held alone only where nothing else would catch its call: a core held whole or failing, or a crash armed.
+    const core = cores[op.instance]!
+    const alone = op.holdAlone && env.holdAlone && !canCrash && !core.held && !core.failNext
+    await send(step, op.instance, r, spec, canCrash, alone ? { keySlot: op.key === 'none' ? undefined : op.key } : undefined)
   }
 
   async function ledgerOf(bank: BankClient, m: ModelState): Promise<Map<string, number> & { rows: number }> {
@@ -463,6 +600,65 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
     lastLedger = now
   }
 
+  /**
+   * What the layer keeps, once keys have expired (stage 5): the purge
+   * interval passes, a request under a fresh key gives a lazy purge its turn,
+   * and then no row may hold a key whose every use expired (whoever's client
+   * and route it was: a purge deletes every client's expired keys), while a
+   * key still remembered keeps its row. A purge on a timer gets
+   * env.purgeWait of real time.
+   */
+  async function judgeKeyTable(keyTable: (text: string) => Promise<Record<string, number>>): Promise<void> {
+    const step: Step = { index: steps.length + 1, instance: undefined, key: undefined, what: '', answer: '' }
+    steps.push(step)
+    const from = env.clock.now()
+    await env.clock.advance(purgeIntervalMs(lead().periods.ttlMs))
+    step.clock = `+${env.clock.now() - from} ms (the purge interval)`
+    await perform({ op: 'top-up', client: 1 }, step)
+    step.what = `the purge interval passes; ${describeOp({ op: 'top-up', client: 1 }, history)}, under a fresh key; the key table is read`
+    if (step.answer.startsWith('(skipped')) return
+    await checkLedger(step)
+    const m = lead()
+    m.now = env.clock.now()
+    const label = (key: string) => (keys.indexOf(key) >= 0 ? `k${keys.indexOf(key)}` : "a top-up's key")
+    // A key string may stand for several rows (stage 5 scopes it by client and route): it must be gone only when every one of them is.
+    const purged = new Set(purgeable(m))
+    const scopes = [...m.keys.keys()]
+    const live = new Set(scopes.filter((s) => !purged.has(s)).map(keyOfScope))
+    const gone = [...new Set(scopes.map(keyOfScope))].filter((key) => !live.has(key))
+    const rowsOf = async (key: string) => Object.entries(await keyTable(key)).filter(([, n]) => n > 0)
+    const deadline = performance.now() + env.purgeWait.ms
+    let left: Array<[string, Array<[string, number]>]> = []
+    for (;;) {
+      left = []
+      for (const key of gone) {
+        const rows = await rowsOf(key)
+        if (rows.length) left.push([key, rows])
+      }
+      if (left.length === 0 || performance.now() > deadline) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const kept = await Promise.all([...live].map(async (key) => [key, await rowsOf(key)] as const))
+    step.answer = [
+      ...gone.map((key) => `${label(key)} expired: ${left.some(([k]) => k === key) ? 'still kept' : 'gone'}`),
+      ...kept.map(([key, rows]) => `${label(key)} remembered: ${rows.length ? 'kept' : 'no row'}`),
+    ].join('; ')
+    // A layer may keep keys in a form the grader cannot find (hashed, say): a missing row counts only when others are found.
+    const findsKeys = left.length > 0 || kept.some(([, rows]) => rows.length > 0)
+    const lost = kept.find(([, rows]) => rows.length === 0)
+    if (lost && findsKeys)
+      stop(step, `${label(lost[0])} is remembered until its TTL: a row of the layer still holds it`, `no row of the layer holds ${label(lost[0])} (${lost[0]})`)
+    if (gone.length && !left.length) reached.add(PURGE_TRANSITION)
+    if (left.length) env.purgeWait.ms = 0
+    if (left.length)
+      convention ??= {
+        step: step.index,
+        expected: `no row holding an expired key after a request past the purge interval (${purgeIntervalMs(m.periods.ttlMs)} ms), whichever client used it`,
+        got: left.map(([key, rows]) => `${label(key)} (${key}) still in ${rows.map(([t, n]) => `${t}: ${n} row(s)`).join(', ')}`).join('; '),
+        rule: 'purge',
+      }
+  }
+
   try {
     for (const [index, op] of history.ops.entries()) {
       const step: Step = {
@@ -471,14 +667,17 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
         key: op.op === 'send' ? (op.key === 'none' ? 'no key' : `k${op.key}`) : undefined,
         what: describeOp(op, history),
         answer: '',
+        op,
       }
       steps.push(step)
       await perform(op, step)
+      step.at = env.clock.now()
       if (op.op !== 'hold' && op.op !== 'core-fails' && op.op !== 'clock') await checkLedger(step)
     }
-    return { steps }
+    if (env.keyTable && env.clock.controlled && purgeable(lead()).length) await judgeKeyTable(env.keyTable)
+    return { steps, parties, transitions: [...reached], ...(convention ? { convention } : {}) }
   } catch (error) {
-    if (error instanceof Stop) return { steps, mismatch: error.mismatch }
+    if (error instanceof Stop) return { steps, parties, transitions: [...reached], mismatch: error.mismatch, ...(convention ? { convention } : {}) }
     throw error
   } finally {
     await cleanUp(env, pending)
@@ -493,9 +692,16 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
 async function cleanUp(env: HistoryEnv, pending: Pending[]): Promise<void> {
   for (const inst of env.instances) {
     if (!inst.bank.server.alive) await inst.bank.server.start()
-    else await inst.bank.core({ hold: false, failNext: 0, ...(env.faultPoint ? { crashAfterCommit: false } : {}) })
+    else
+      await inst.bank.core({
+        hold: false,
+        failNext: 0,
+        ...(env.faultPoint ? { crashAfterCommit: false } : {}),
+        ...(env.holdAlone ? { holdNext: 0 } : {}),
+      })
   }
-  await Promise.all(pending.map((p) => p.reply))
+  // A request still held when the history ended is let go here: what was sent is kept for the replay.
+  for (const [i, reply] of (await Promise.all(pending.map((p) => p.reply))).entries()) pending[i]!.step.exchange ??= exchangeOf(reply)
 }
 
 function skip(step: Step, why: string): void {
@@ -530,11 +736,25 @@ function changed(body: Record<string, unknown>, change: SendOp['change'], accoun
     case 'to':
       return { ...body, to: body.to === other[0] ? own[1] : other[0] }
     case 'memo':
-      return { ...body, memo: typeof body.memo === 'string' ? `${body.memo} (2)` : 'rent' }
+      // Another memo within the 140 characters the bank takes.
+      return { ...body, memo: typeof body.memo === 'string' ? `${body.memo.slice(0, 136)} (2)` : 'rent' }
     case 'metadata':
       return { ...body, metadata: { ...(body.metadata as object | undefined), reviewed: true } }
     case 'json-type':
       return { ...body, metadata: retyped((body.metadata as Record<string, unknown> | undefined) ?? { approved: false }) }
+    case 'array-order': {
+      // The same members in another order: RFC 8785 keeps an array's order, so it is another body.
+      const metadata = (body.metadata as Record<string, unknown> | undefined) ?? {}
+      const tags = Array.isArray(metadata.tags) && new Set(metadata.tags).size > 1 ? metadata.tags : ['a', 'b']
+      return { ...body, metadata: { ...metadata, tags: [...tags].reverse() } }
+    }
+    case 'removed': {
+      // An optional field left out (or, when there is none, one added): absent is not empty.
+      const { memo, metadata, ...rest } = body
+      if (memo !== undefined) return { ...rest, ...(metadata !== undefined ? { metadata } : {}) }
+      if (metadata !== undefined) return rest
+      return { ...body, memo: '' }
+    }
   }
 }
 
@@ -583,6 +803,8 @@ export function deviation(m: ModelState, reply: Reply, allowed: Allowed): { got:
         return problem(409, '/problems/idempotency-claim-lost')
       case 'key-missing':
         return problem(400, '/problems/idempotency-key-missing')
+      case 'key-malformed':
+        return problem(400, '/problems/idempotency-key-malformed')
       case 'in-flight': {
         const wrong = problem(409, '/problems/request-in-flight')
         if (wrong) return wrong
@@ -672,6 +894,8 @@ export function expectation(m: ModelState, allowed: Allowed): string {
       return '409 idempotency-claim-lost: its claim was taken over, its transfer rolls back'
     case 'key-missing':
       return '400 idempotency-key-missing, nothing executes'
+    case 'key-malformed':
+      return '400 idempotency-key-malformed: RFC 8941 refuses that quoted form, nothing executes'
   }
 }
 
@@ -698,15 +922,22 @@ export function describeOp(op: Op, history: History): string {
   switch (op.op) {
     case 'send': {
       const intent = history.intents[op.intent]
-      const key = op.key === 'none' ? 'no key' : `k${op.key}${op.quoted ? ' (quoted)' : ''}`
+      const form = op.form === 'as-is' ? (op.quoted ? ' (quoted)' : '') : op.form === 'upper-case' ? ' (upper-cased)' : ` (quoted, ${op.form}: malformed)`
+      const key = op.key === 'none' ? 'no key' : `k${op.key}${form}`
       const change = op.change === 'same' ? '' : op.change === 'reserialized' ? ', body re-serialized' : `, ${op.change} changed`
-      const extras = [op.extraHeaders ? ' + library headers' : '', op.crashAfterCommit ? ', crash after the commit' : ''].join('')
+      const extras = [
+        op.extraHeaders.length ? ` + ${op.extraHeaders.map((h) => `${h}: ${LIBRARY_HEADERS[h]}`).join(', ')}` : '',
+        op.crashAfterCommit ? ', crash after the commit' : '',
+        op.holdAlone ? ', its core call held alone' : '',
+      ].join('')
       return `client ${'AB'[op.client]} ${SPELLINGS[intent.route][op.spelling]} intent ${op.intent} (${describeIntent(intent)}) ${key}${change}${extras}`
     }
     case 'hold':
       return 'the core holds'
     case 'release':
       return 'the core releases'
+    case 'let-go':
+      return op.fails ? `the core lets k${op.key}'s held request fail (503)` : `the core lets k${op.key}'s held request go on`
     case 'core-fails':
       return 'the core will fail once'
     case 'top-up':

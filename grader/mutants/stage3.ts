@@ -144,6 +144,26 @@ export const stage3Mutants: Mutant[] = [
     edits: [layer('executeClaimed', 'if (outcome.status >= 500) claim.release()', 'if (outcome.status === 500) claim.release()')],
   },
   {
+    id: 'takeover-keeps-lease',
+    stage: 3,
+    title: 'A takeover names the new owner but keeps the lease that ran out: a duplicate right after it takes the claim over again and executes a second time',
+    mustFail: 'histories-3',
+    edits: [store('takeOver', 'SET owner = ?, lease_until = ?', 'SET owner = ?, lease_until = lease_until + 0 * ?')],
+  },
+  {
+    id: 'claim-lost-as-already-processed',
+    stage: 3,
+    title: 'A superseded original whose transfer rolled back is told "already processed", not that its claim was lost',
+    mustFail: 'histories-3',
+    edits: [
+      layer(
+        'executeClaimed',
+        'if (error instanceof ClaimLostError) return claimLost()',
+        'if (error instanceof ClaimLostError) return alreadyProcessed(op.idempotencyKey ?? "")',
+      ),
+    ],
+  },
+  {
     id: 'refusal-left-in-progress',
     stage: 3,
     title: 'only a 201 completes the key: a refused transfer (402, 403, 404) leaves it in progress, so its retry gets 409 and, after the lease, executes',

@@ -74,11 +74,30 @@ export const stage5Mutants: Mutant[] = [
     edits: [neverPurge],
   },
   {
+    id: 'purge-own-client-only',
+    stage: 5,
+    title: "The purge deletes the requesting client's expired keys only: another client's stay in the table until that client comes back",
+    mustFail: 'histories-5',
+    edits: [
+      store('purge', 'db.prepare<[number, number]>', 'db.prepare<[number, string, number]>'),
+      store('purge', 'WHERE expires_at <= ? AND', 'WHERE expires_at <= ? AND client_id = ? AND'),
+      store('claim', 'lastPurge = now\n          purge.run(now, now)', 'lastPurge = now\n          purge.run(now, clientId, now)'),
+      store('claim', 'purge.run(now, now)\n          continue', 'purge.run(now, clientId, now)\n          continue'),
+    ],
+  },
+  {
     id: 'policy-hard-coded',
     stage: 5,
     title: 'The policy header copied from the docs: it states 24 h and 30 s whatever the server is configured with',
     mustFail: 'policy-published',
     edits: [layer('Idempotency-Key-Policy', '`ttl=…`', '\'ttl=86400, lease=30, scope="client route"\'')],
+  },
+  {
+    id: 'policy-lease-floored',
+    stage: 5,
+    title: 'The policy floors the lease to whole seconds: a 1.5 s lease is published as lease=1, a promise shorter than the lease a retry meets',
+    mustFail: 'histories-5',
+    edits: [layer('Idempotency-Key-Policy', 'Math.ceil(config.leaseMs / 1000)', 'Math.floor(config.leaseMs / 1000)')],
   },
   {
     id: 'scope-by-raw-path',
