@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { Reply } from '#harness/http.ts'
 import { claim, complete, decide, newModel, release, type ModelState, type Request } from '#grader/model/contract.ts'
 import { deviation } from '#grader/model/runHistory.ts'
-import { historyArbitrary, motifKinds, type Alphabet, type MotifKind, type Op, type SendOp } from '#grader/model/history.ts'
+import { historyArbitrary, motifKinds, tourOf, type Alphabet, type MotifKind, type Op, type SendOp } from '#grader/model/history.ts'
 
 const LEASE = 30_000
 const TTL = 86_400_000
@@ -183,19 +183,35 @@ describe('judging an answer against the model', () => {
 
 describe('the histories of a grade', () => {
   const stage6: Alphabet = { instances: 3, clock: true, ttl: true, faultPoint: true, holdAlone: true }
-  const sample = (only: MotifKind, seed: number) => fc.sample(historyArbitrary(stage6, 14, only), { seed, numRuns: 50 })
+  const sample = (motif: MotifKind, seed: number, first: 'executes' | 'refused' = 'executes') =>
+    fc.sample(historyArbitrary(stage6, 14, { motif, first }), { seed, numRuns: 50 })
 
-  it('a tour history holds its motif on a transfer of client 0 that executes: an existing account, an amount the opening balance covers', () => {
+  it('a tour history holds its motif on a transfer of client 0 that executes: an existing account, 9,000 of the opening 40,000 at most', () => {
     for (const kind of motifKinds(stage6))
       for (const history of sample(kind, 7)) {
         for (const intent of history.intents) {
           expect(intent.owner, kind).toBe(0)
           expect(intent.to, kind).not.toBe('missing')
-          expect(intent.amount, kind).toBeLessThanOrEqual(20_000)
+          expect(intent.amount, kind).toBeLessThanOrEqual(9_000)
         }
         const first = history.ops.find((op) => op.op === 'send')!
         expect(first, kind).toMatchObject({ client: 0 })
       }
+  })
+
+  it('the tour runs the motifs whose transitions differ a second time, on a first request the bank refuses: over any balance, or to a missing account', () => {
+    const refused = tourOf(stage6)
+      .filter((t) => t.first === 'refused')
+      .map((t) => t.motif)
+    expect(refused).toEqual(['clock', 'hold', 'lapsed-release', 'superseded'])
+    expect(tourOf(stage6)).toHaveLength(motifKinds(stage6).length + refused.length)
+    for (const kind of refused)
+      for (const history of sample(kind, 9, 'refused'))
+        for (const intent of history.intents) {
+          expect(intent.owner, kind).toBe(0)
+          // Over any balance a history holds (two accounts of 40,000, a top-up of 20,000), or nowhere to go.
+          expect(intent.to === 'missing' || (intent.route === 'transfers' && intent.amount > 100_000), kind).toBe(true)
+        }
   })
 
   it("stage 6's held request is duplicated through another instance, a skewed one, so that Retry-After is counted by the database's clock", () => {
@@ -215,22 +231,28 @@ describe('the histories of a grade', () => {
     expect(motifKinds(stage6)).toEqual([
       'clock',
       'top-up',
+      'header-forms',
+      'first-fails',
       'crash',
       'crash-after-commit',
       'hold',
       'held-fails',
       'lapsed-release',
+      'lapsed-fails',
       'superseded',
       'superseded-fails',
       'two-takeovers',
       'takeover-fails',
       'expired-fails',
       'purged-by-another',
+      'purge-while-held',
     ])
-    expect(motifKinds({ ...stage6, clock: false })).toEqual(['top-up', 'crash', 'crash-after-commit', 'hold', 'held-fails'])
+    expect(motifKinds({ ...stage6, clock: false })).toEqual(['top-up', 'header-forms', 'first-fails', 'crash', 'crash-after-commit', 'hold', 'held-fails'])
     expect(motifKinds({ ...stage6, holdAlone: false })).toEqual([
       'clock',
       'top-up',
+      'header-forms',
+      'first-fails',
       'crash',
       'crash-after-commit',
       'hold',
@@ -244,14 +266,30 @@ describe('the histories of a grade', () => {
     for (const kind of ['superseded', 'superseded-fails'] as const)
       for (const history of sample(kind, 13)) {
         const original = history.ops.findIndex((op) => op.op === 'send' && op.holdAlone)
-        const [first, clock, takeover, letGo, last] = history.ops.slice(original, original + 5) as [SendOp, Op, SendOp, Op, SendOp]
+        const [first, clock, otherBody, takeover, letGo, last] = history.ops.slice(original, original + 6) as [SendOp, Op, SendOp, SendOp, Op, SendOp]
         expect(clock).toMatchObject({ op: 'clock', to: 'lease-end' })
+        expect(otherBody).toMatchObject({ op: 'send', key: first.key, intent: first.intent, instance: takeover.instance })
+        expect(['same', 'reserialized']).not.toContain(otherBody.change)
         expect(takeover).toMatchObject({ op: 'send', holdAlone: false, key: first.key, intent: first.intent, client: first.client })
         expect(takeover.instance).not.toBe(first.instance)
         expect(takeover.instance).not.toBe(0)
         expect(letGo).toEqual({ op: 'let-go', key: first.key, fails: kind === 'superseded-fails' })
         expect(new Set([first.instance, takeover.instance, last.instance]).size, kind).toBe(3)
       }
+  })
+
+  it("a purge while a claim is held: the other key completes, the claim is held alone past the TTL, the other client's request purges, then a duplicate meets the claim before it is let go", () => {
+    for (const history of sample('purge-while-held', 19)) {
+      const held = history.ops.findIndex((op) => op.op === 'send' && op.holdAlone)
+      const [completed, claim, clock, purger, duplicate, letGo] = history.ops.slice(held - 1, held + 5) as [SendOp, SendOp, Op, Op, SendOp, Op]
+      expect(completed).toMatchObject({ op: 'send', holdAlone: false, intent: claim.intent })
+      expect(completed.key).not.toBe(claim.key)
+      expect(clock).toMatchObject({ op: 'clock', to: 'ttl-end', key: claim.key })
+      expect(purger).toEqual({ op: 'top-up', client: 1 - claim.client })
+      expect(duplicate).toMatchObject({ op: 'send', key: claim.key, holdAlone: false })
+      expect(duplicate.instance).not.toBe(claim.instance)
+      expect(letGo).toEqual({ op: 'let-go', key: claim.key, fails: false })
+    }
   })
 
   it("two takeovers in a row: two requests held alone, a duplicate inside the first takeover's lease, each superseded, both let go after the third completes", () => {

@@ -8,8 +8,11 @@ import type { Rng } from '#harness/rng.ts'
 
 export const WINDOW_MS = 60_000
 
-/** Ids of rows that repeat an earlier row (same client, kind, accounts, amount) at most 60 s later. */
-export function suspectedCopies(entries: LedgerEntry[]): string[] {
+/**
+ * Ids of rows that repeat an earlier row (same client, kind, accounts, amount)
+ * at most 60 s later; with `atWindow: false`, less than 60 s later.
+ */
+export function suspectedCopies(entries: LedgerEntry[], { atWindow = true } = {}): string[] {
   const flagged: string[] = []
   entries.forEach((row, i) => {
     const t = Date.parse(row.createdAt)
@@ -22,12 +25,25 @@ export function suspectedCopies(entries: LedgerEntry[]): string[] {
           e.from === row.from &&
           e.to === row.to &&
           e.amount === row.amount &&
-          t - Date.parse(e.createdAt) <= WINDOW_MS &&
+          (atWindow ? t - Date.parse(e.createdAt) <= WINDOW_MS : t - Date.parse(e.createdAt) < WINDOW_MS) &&
           t >= Date.parse(e.createdAt),
       )
     if (copy) flagged.push(row.id)
   })
   return flagged.sort()
+}
+
+/**
+ * What a query must flag on a ledger the grade wrote itself, given what it
+ * flagged. The grade's checks move the clock in whole minutes, so that ledger
+ * can hold a pair exactly 60 s apart, which julianday()'s floating point puts
+ * on either side of the window: a row that only such a pair makes a copy may
+ * be flagged or not. Every other row must be as the window says.
+ */
+export function copiesToFlag(entries: LedgerEntry[], flagged: string[]): string[] {
+  const surely = suspectedCopies(entries, { atWindow: false })
+  const atWindowOnly = suspectedCopies(entries).filter((id) => !surely.includes(id))
+  return [...surely, ...flagged.filter((id) => atWindowOnly.includes(id))].sort()
 }
 
 /**

@@ -163,6 +163,14 @@ export const stage5Mutants: Mutant[] = [
     ],
   },
   {
+    id: 'purge-ignores-lease',
+    stage: 5,
+    title:
+      'The purge deletes every expired row, in progress or not: a claim that outlives its key (a lease longer than the TTL) vanishes, and its duplicate executes',
+    mustFail: 'in-flight-across-ttl',
+    edits: [store('purge', "(status = 'completed' OR lease_until <= ?)", '(? IS NOT NULL)')],
+  },
+  {
     id: 'credentials-stored',
     stage: 5,
     title: "the request's headers are stored in the key row with the response, for debugging: Authorization, the client's API key, in clear",
