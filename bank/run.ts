@@ -17,11 +17,20 @@ import { createHttpServer } from './httpServer.ts'
 import type { CreateLayer, StoreKind } from './layer.ts'
 import { sqliteStore } from './sqliteStore.ts'
 import type { Store } from './store.ts'
+import type { RequestListener } from 'node:http'
+import type { Express } from 'express'
 
 /** The host names of this machine's own interface. */
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
 
-export async function runBank(createLayer: CreateLayer<StoreKind>): Promise<void> {
+/**
+ * What a caller may put around each generation's app, and how the listening
+ * line names what runs: test/fixtures/express-idempotency mounts an npm library
+ * in front of the money routes (bank/app.ts has no hook before them).
+ */
+export type RunOptions = { wrapApp?: (app: Express, config: Config) => RequestListener; describe?: string }
+
+export async function runBank(createLayer: CreateLayer<StoreKind>, options: RunOptions = {}): Promise<void> {
   const config = loadConfig()
   // LAB_SOCKET: a Unix socket instead of a port, for the grader's sandbox, which has no network.
   const socket = process.env.LAB_SOCKET
@@ -48,7 +57,7 @@ export async function runBank(createLayer: CreateLayer<StoreKind>): Promise<void
     const layer = await createLayer({ ...store.layerContext, config })
     const core = new CoreBanking(config.processingDelayMs)
     const app = createApp(store, config, layer, { core, generations: () => generations! })
-    return { config, store, core, app }
+    return { config, store, core, app: options.wrapApp ? options.wrapApp(app, config) : app }
   }
   generations = await startGenerations(config, open)
 
@@ -56,7 +65,7 @@ export async function runBank(createLayer: CreateLayer<StoreKind>): Promise<void
   const onListening = () => {
     const address = http.address()
     const where = socket ? `unix:${socket}` : `http://${config.host}:${typeof address === 'object' && address ? address.port : config.port}`
-    console.log(`listening on ${where} (stage ${config.stageDir}, pid ${process.pid})`)
+    console.log(`listening on ${where} (${options.describe ?? 'stage'} ${config.stageDir}, pid ${process.pid})`)
   }
   if (socket) http.listen(socket, onListening)
   else http.listen(config.port, config.host, onListening)

@@ -87,6 +87,12 @@ describe('the settings drawn per round of histories', () => {
     }
   })
 
+  it("where there are two rounds, the first one's TTL is shorter than its lease; one round draws all three classes", () => {
+    for (let seed = 0; seed < 40; seed++) expect(drawnPeriods(new Rng(seed, 'settings'), 2, true, 86_400_000)[0]!.classes.ttl).toBe('shorter than the lease')
+    const single = Array.from({ length: 40 }, (_, seed) => drawnPeriods(new Rng(seed, 'settings'), 1, true, 86_400_000)[0]!.classes.ttl)
+    expect(new Set(single)).toEqual(new Set(['the lease and seconds more', 'shorter than the lease', 'long']))
+  })
+
   it('the first round of every grade has a lease under a second', () => {
     for (let seed = 0; seed < 40; seed++) expect(drawnPeriods(new Rng(seed, 'settings'), 1, false, 86_400_000)[0]!.classes.lease).toBe('under a second')
   })

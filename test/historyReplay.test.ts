@@ -10,12 +10,11 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { LAUNCHER } from '#harness/commands.ts'
-import type { Exchange } from '#harness/http.ts'
 import { repoRoot } from '#harness/paths.ts'
 import type { SendOp } from '#grader/model/history.ts'
 import type { HistoryRun } from '#grader/model/runHistory.ts'
 import { timelineScript } from '#grader/model/timeline.ts'
-import { A, B } from './helpers/historyParties.ts'
+import { A, B, recordedPost, sendStep } from './helpers/historyParties.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 const scratch = scratchDir('replay')
@@ -24,31 +23,8 @@ afterAll(() => scratch.disposeExpectingNoneLeft('left behind by the replayed ser
 const T0 = 1_767_225_600_000
 const K0 = 'c1a7e0f2-1111-4aaa-8bbb-000000000000'
 const K1 = 'c1a7e0f2-2222-4aaa-8bbb-000000000000'
-const post = (path: string, key: string, body: unknown): Exchange => ({
-  request: {
-    method: 'POST',
-    url: `http://localhost${path}`,
-    socketPath: '/tmp/idem-lab-gone/bank.sock',
-    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${A.apiKey}`, 'Idempotency-Key': key },
-    body: JSON.stringify(body),
-  },
-  ms: 1,
-})
-const op = (key: 0 | 1, more: Partial<SendOp> = {}): SendOp => ({
-  op: 'send',
-  instance: 0,
-  client: 0,
-  key,
-  quoted: false,
-  form: 'as-is',
-  intent: 0,
-  change: 'same',
-  spelling: 0,
-  extraHeaders: [],
-  crashAfterCommit: false,
-  holdAlone: false,
-  ...more,
-})
+const post = (path: string, key: string, body: unknown) => recordedPost('/tmp/idem-lab-gone/bank.sock', path, A, key, JSON.stringify(body))
+const op = (key: 0 | 1, more: Partial<SendOp> = {}) => sendStep(0, key, more)
 const TRANSFER = { from: A.accounts[0], to: B.accounts[0], amount: 500 }
 const pays = (key: string) => post('/transfers', key, TRANSFER)
 

@@ -12,12 +12,10 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { repoRoot } from '#harness/paths.ts'
-import type { Exchange } from '#harness/http.ts'
 import type { HistoryRun, Step } from '#grader/model/runHistory.ts'
-import type { SendOp } from '#grader/model/history.ts'
 import { timelineHtml, timelineScript, timelineScriptName, timelineText } from '#grader/model/timeline.ts'
 import { replayOf, timesOf } from '#grader/model/timelineReplay.ts'
-import { A, B } from './helpers/historyParties.ts'
+import { A, B, recordedPost, sendStep } from './helpers/historyParties.ts'
 import { scratchDir } from './helpers/scratch.ts'
 import { haveChromium, noChromium, openChromium } from './helpers/chromium.ts'
 
@@ -26,32 +24,7 @@ const SOCKET = '/tmp/idem-lab-grade-x/bank-1.sock'
 const K0 = '0b7c1a52-5b7e-4c1e-9a55-0f6f2a1d3e01'
 const K1 = '9d1e2f33-4a5b-4c6d-8e7f-001122334455'
 
-/** A money request as the grade's HTTP client records it: over a Unix socket, the grade's API key in it. */
-const post = (path: string, who: typeof A, key: string, body: string, extra: Record<string, string> = {}): Exchange => ({
-  request: {
-    method: 'POST',
-    url: `http://localhost${path}`,
-    socketPath: SOCKET,
-    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${who.apiKey}`, 'Idempotency-Key': key, ...extra },
-    body,
-  },
-  ms: 3,
-})
-const send = (instance: number, key: 0 | 1, more: Partial<SendOp> = {}): SendOp => ({
-  op: 'send',
-  instance,
-  client: 0,
-  key,
-  quoted: false,
-  form: 'as-is',
-  intent: 0,
-  change: 'same',
-  spelling: 0,
-  extraHeaders: [],
-  crashAfterCommit: false,
-  holdAlone: false,
-  ...more,
-})
+const post = (path: string, who: typeof A, key: string, body: string, extra: Record<string, string> = {}) => recordedPost(SOCKET, path, who, key, body, extra)
 const TRANSFER = JSON.stringify({ from: A.accounts[0], to: B.accounts[0], amount: 500, memo: `say "hi", it's me` })
 const A_PAYS = "(A pays ₩500 to the other client's)"
 
@@ -67,7 +40,7 @@ const RUN: HistoryRun = {
       answer: '201 tr_1 balanceAfter 39500',
       ledger: 'A0 -500, B0 +500',
       exchange: post('/transfers', A, K0, TRANSFER),
-      op: send(0, 0),
+      op: sendStep(0, 0),
       at: T0,
     },
     { index: 2, instance: 0, key: undefined, what: 'the core holds', answer: 'the core holds every call', op: { op: 'hold', instance: 0 }, at: T0 },
@@ -78,7 +51,7 @@ const RUN: HistoryRun = {
       what: `client A /transfers intent 0 ${A_PAYS} k1`,
       answer: 'held in the core',
       exchange: post('/transfers', A, K1, TRANSFER),
-      op: send(0, 1),
+      op: sendStep(0, 1),
       at: T0,
     },
     {
@@ -98,7 +71,7 @@ const RUN: HistoryRun = {
       what: 'client A /deposits intent 1 (A deposits ₩700 to own account) k0, its core call held alone',
       answer: 'held alone in the core',
       exchange: post('/deposits', A, K0, JSON.stringify({ to: A.accounts[1], amount: 700 })),
-      op: send(1, 0, { intent: 1, holdAlone: true }),
+      op: sendStep(1, 0, { intent: 1, holdAlone: true }),
       at: T0 + 30_000,
     },
     {
@@ -138,7 +111,7 @@ const RUN: HistoryRun = {
       answer: 'killed after the commit (201), answer lost; restarted',
       ledger: 'B1 +100',
       exchange: post('/deposits', B, K1, JSON.stringify({ to: B.accounts[1], amount: 100 })),
-      op: send(0, 1, { client: 1, intent: 1, crashAfterCommit: true }),
+      op: sendStep(0, 1, { client: 1, intent: 1, crashAfterCommit: true }),
       at: T0 + 30_000,
     },
     {
@@ -151,7 +124,7 @@ const RUN: HistoryRun = {
       exchange: post('/TRANSFERS/', A, K0, `{ "amount" : 5e2,\n "to":"\\u0061cc_grade_b0", "from" : "acc_grade_a0", "memo":"say \\"hi\\", it's me"}`, {
         'X-Request-Id': 'req-7f3a',
       }),
-      op: send(2, 0, { spelling: 1, change: 'reserialized', extraHeaders: ['X-Request-Id'] }),
+      op: sendStep(2, 0, { spelling: 1, change: 'reserialized', extraHeaders: ['X-Request-Id'] }),
       at: T0 + 30_000,
     },
   ],

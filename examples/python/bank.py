@@ -146,9 +146,12 @@ def connect():
 class Core:
     def __init__(self, delay_ms):
         # A restart starts disarmed: the fault point lives in this process only.
-        self.state = {"delayMs": delay_ms, "hold": False, "failNext": 0, "crashAfterCommit": False}
+        self.state = {"delayMs": delay_ms, "hold": False, "holdNext": 0, "failNext": 0, "crashAfterCommit": False}
         self.inflight = 0
         self.waiting = []  # the held calls, in arrival order
+        self.calls = 0
+        # The calls held one by one (holdNext), by number, until letGo names one: whether it fails, once told.
+        self.held_alone = {}
         self.cond = threading.Condition()
 
     def call(self):
@@ -158,6 +161,15 @@ class Core:
         try:
             time.sleep(self.state["delayMs"] / 1000)
             with self.cond:
+                if self.state["holdNext"] > 0:
+                    # Held on its own: one request waits here while others (a takeover of its key, say) go through.
+                    self.state["holdNext"] -= 1
+                    self.calls += 1
+                    alone = {"fails": None}
+                    self.held_alone[self.calls] = alone
+                    self.cond.wait_for(lambda: alone["fails"] is not None)
+                    if alone["fails"]:
+                        return False
                 if not self.state["hold"]:
                     return self.answer()
                 held = {"ok": None}
@@ -185,6 +197,7 @@ class Core:
 
     def update(self, change):
         with self.cond:
+            let_go = change.pop("letGo", None)
             self.state.update(change)
             if not self.state["hold"]:
                 # Released in arrival order, as the grader expects: `failNext: 1` with the
@@ -192,8 +205,15 @@ class Core:
                 for held in self.waiting:
                     held["ok"] = self.answer()
                 self.waiting.clear()
-                self.cond.notify_all()
-            return {**self.state, "inflight": self.inflight}
+            # `hold: false` lets the calls held alone go on too; `letGo` one of them, into the core or failing there.
+            if change.get("hold") is False:
+                for alone in self.held_alone.values():
+                    alone["fails"] = False
+                self.held_alone.clear()
+            if let_go and let_go["call"] in self.held_alone:
+                self.held_alone.pop(let_go["call"])["fails"] = let_go["fails"]
+            self.cond.notify_all()
+            return {**self.state, "inflight": self.inflight, "held": sorted(self.held_alone)}
 
 
 core = Core(int(ENV.get("LAB_PROCESSING_DELAY_MS", "0")))
@@ -309,6 +329,9 @@ NEW_CLIENT = {"name": (True, lambda v: isinstance(v, str) and 1 <= utf16_len(v) 
 CORE_UPDATE = {
     "delayMs": (False, lambda v: is_int(v) and 0 <= v <= 600_000, "0 to 600000"),
     "hold": (False, lambda v: isinstance(v, bool), "a boolean"),
+    "holdNext": (False, lambda v: is_int(v) and 0 <= v <= 1000, "0 to 1000"),
+    "letGo": (False, lambda v: isinstance(v, dict) and set(v) == {"call", "fails"} and is_int(v["call"])
+              and isinstance(v["fails"], bool), '{"call": n, "fails": true or false}'),
     "failNext": (False, lambda v: is_int(v) and 0 <= v <= 1000, "0 to 1000"),
     "crashAfterCommit": (False, lambda v: isinstance(v, bool), "a boolean"),
 }

@@ -77,24 +77,35 @@ export function historiesCheck(stage: number): Check {
       // Some histories run at drawn settings, on instances of their own: only on a clock the grader moves (a lease under a second on the real clock is a race).
       const drawn = alphabet.clock ? drawnPeriods(ctx.rng, SETTINGS_ROUNDS[stage >= 6 ? 'postgres' : 'sqlite'], stage >= 5, DEFAULT_KEY_TTL_MS) : []
       const perRound = Math.min(HISTORIES_PER_SETTINGS_ROUND, Math.floor((ctx.histories - tour.length) / (drawn.length + 1)))
-      const atDefaults = (stop?: TourStop, numRuns = 1): Round => ({ env: async () => env, alphabet, stop, numRuns })
-      const atDefaultsOf = (stop: TourStop) => atDefaults(stop)
+      const atDefaults = async () => env
+      const tourRounds = tour.map((stop): Round => ({ env: atDefaults, alphabet, stop, numRuns: 1 }))
       const rounds: Round[] = [
-        ...tour.map(atDefaultsOf),
-        atDefaults(undefined, ctx.histories - tour.length - perRound * drawn.length),
-        ...drawn.map((periods) => ({ env: () => envAt(ctx, stage, env, periods), alphabet, numRuns: perRound })),
+        ...tourRounds,
+        { env: atDefaults, alphabet, numRuns: ctx.histories - tour.length - perRound * drawn.length },
+        ...drawn.flatMap((periods): Round[] => {
+          const made = once(() => envAt(ctx, stage, env, periods))
+          // Where the claim outlives its key, the tour's purge while a claim is held meets a live claim: it runs there first.
+          const purgeStop = tour.find((t) => t.motif === 'purge-while-held')
+          return [
+            ...(purgeStop && periods.ttlMs < periods.leaseMs ? [{ env: made, alphabet, stop: purgeStop, numRuns: 1 }] : []),
+            { env: made, alphabet, numRuns: perRound },
+          ]
+        }),
       ]
       const searched = newSearch()
       let search = await findShortestFailure(ctx, rounds, searched)
       const reach = { clock: alphabet.clock, holdAlone, keyTable: !!keyTable }
-      const missedBy = (found: Found) => coverageOf(stage, reach, found.reached).filter((c) => !c.unreachable && c.histories === 0)
+      const missedIn = (coverage: Coverage) => coverage.filter((c) => !c.unreachable && c.histories === 0)
+      let coverage = coverageOf(stage, reach, search.reached)
       // A seed whose draws left a reachable transition out (a tour's body change that the bank refused, say) runs the
       // tour once more on fresh draws: every grade is meant to reach them all, whatever its seed.
-      const retour = !search.failure && missedBy(search).length > 0
-      if (retour) search = await findShortestFailure(ctx, tour.map(atDefaultsOf), searched)
-      const coverage = coverageOf(stage, reach, search.reached)
+      const retour = !search.failure && missedIn(coverage).length > 0
+      if (retour) {
+        search = await findShortestFailure(ctx, tourRounds, searched)
+        coverage = coverageOf(stage, reach, search.reached)
+      }
       ctx.reportCoverage(coverage)
-      const missed = missedBy(search)
+      const missed = missedIn(coverage)
       if (!search.failure)
         ctx.note(
           `reached ${coverage.filter((c) => !c.unreachable).length - missed.length} of the ${coverage.filter((c) => !c.unreachable).length} transitions of the model these histories can reach${missed.length ? `; not reached: ${missed.map((c) => c.transition).join('; ')}` : ''} (npm run grade -- ${ctx.gradedStage} --coverage lists them)`,
@@ -198,6 +209,12 @@ function readsUncontrolledClock(ctx: CheckContext): boolean {
 
 /** A failing run, with the labels of the instances it ran on (their settings, when not the defaults). */
 type Failure = { run: HistoryRun; runs: number; shrinks: number; labels: string[] }
+
+/** `make`, called once however often the result is asked for: two rounds on the same instances. */
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined
+  return () => (made ??= make())
+}
 
 /** Histories of one kind: around one motif (the tour) or random, on an environment made when the round is reached. */
 type Round = { env: () => Promise<HistoryEnv>; alphabet: Alphabet; stop?: TourStop; numRuns: number }

@@ -39,7 +39,7 @@ export function replayDeviations(original: Reply, replay: Reply): string[] {
 export function expectOutcomeReplayed(original: Reply, reply: Reply, what: string, note: (line: string) => void): void {
   expectStoredOutcome(original, reply, what)
   const deviations = replayDeviations(original, reply)
-  if (deviations.length) note(`${what} had the stored outcome, but ${deviations.join(', ')} (see replay-exact, replay-marked)`)
+  if (deviations.length) note(`${what} had the first answer's status and body bytes, but ${deviations.join(', ')} (see replay-exact, replay-marked)`)
 }
 
 /** `replay` is `original` again: status, body bytes, and the allow-listed headers. */

@@ -13,6 +13,7 @@ import type { Reply } from '#harness/http.ts'
 import { expectConsistent, is2xx, newRows, openParties, type Party } from './setup.ts'
 import { heldBurst } from './heldBurst.ts'
 import { inspectKeyTable } from './keyTable.ts'
+import { KEY_MALFORMATIONS, type KeyMalformation } from '../model/history.ts'
 
 /** Processing delay of the instance the simultaneous-retries check starts: the window a check-then-insert leaves open. */
 const RACE_WINDOW_MS = 300
@@ -30,10 +31,19 @@ function transferPlan(ctx: CheckContext, a: Party, b: Party, maxAmount = 90_000,
   return { from: ctx.rng.pick(a.accounts), to: ctx.rng.pick(b.accounts), amount: ctx.rng.amount(minAmount, maxAmount) }
 }
 
+/**
+ * Every printable ASCII character but four, each with a role of its own that
+ * other checks give it: a space (trimmed at a bare value's ends; put inside by
+ * key-format), `"` and `\\` (the quoted form's; keyNeedingEscapes), and `,`
+ * (a bare one is two merged header lines, which the bank refuses).
+ */
+const KEY_CHARACTERS = Array.from({ length: 0x7e - 0x21 + 1 }, (_, i) => String.fromCharCode(0x21 + i))
+  .filter((c) => !'"\\,'.includes(c))
+  .join('')
+
 /** Printable keys of a given length: what a client could put in the header. */
 function printableKey(ctx: CheckContext, length: number): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.:'
-  return Array.from({ length }, () => alphabet[ctx.rng.int(0, alphabet.length - 1)]).join('')
+  return Array.from({ length }, () => KEY_CHARACTERS[ctx.rng.int(0, KEY_CHARACTERS.length - 1)]).join('')
 }
 
 /** `key` with `char` put in at a random position strictly inside it. */
@@ -291,11 +301,18 @@ const keyRequired: Check = {
   },
 }
 
+/** What makes each quoted form of KEY_MALFORMATIONS something RFC 8941 does not parse as a plain String. */
+const RFC8941_REFUSES: Record<KeyMalformation, string> = {
+  unterminated: 'without its closing quote',
+  'bad escape': 'with an escape other than \\" and \\\\ (\\q)',
+  parameter: 'with a parameter after it (;v=1)',
+}
+
 const keyFormat: Check = {
   id: 'key-format',
-  title: 'Empty keys and keys with a tab or a non-ASCII character get 400; space and ~ are fine',
+  title: 'Empty keys, keys with a tab or a non-ASCII character, and quoted keys RFC 8941 refuses get 400; space and ~ are fine',
   points: 2,
-  hint: 'After unquoting, a key is 1 to 255 printable ASCII characters (space to ~). Check that before claiming it.',
+  hint: 'A value that starts with " must parse as an RFC 8941 String with no parameters; after unquoting, a key is 1 to 255 printable ASCII characters (space to ~). Check both before claiming it.',
   timeoutMs: 10_000,
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
@@ -308,11 +325,25 @@ const keyFormat: Check = {
     const before = await ctx.bank.ledger()
     for (const [what, key] of ctx.rng.shuffle(malformed))
       expectProblem(await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b), { key }), 400, courseRule('keyFormat', `${what} is malformed`))
+    // A value that starts with " is an RFC 8941 String, or nothing: the draft's own form, so refusing these is no course rule.
+    for (const [form, malform] of ctx.rng.shuffle(Object.entries(KEY_MALFORMATIONS)))
+      expectProblem(
+        await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b), { key: malform(printableKey(ctx, ctx.rng.int(8, 40))) }),
+        400,
+        `a quoted key ${RFC8941_REFUSES[form as KeyMalformation]} is malformed`,
+      )
     expectEqual(newRows(before, await ctx.bank.ledger()).length, 0, 'a request with a malformed key moves no money')
-    // The two ends of the printable range, inside the key (a header value's own ends are trimmed by HTTP).
-    const edges = inside(ctx, inside(ctx, printableKey(ctx, ctx.rng.int(8, 40)), ' '), '~')
-    const reply = await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b), { key: edges })
-    expectStatus(reply, 201, courseRule('keyFormat', 'a key with a space and a ~ in it is printable ASCII: valid, and it executes'))
+    // The two ends of the printable range, inside the key (a header value's own ends are trimmed by HTTP), in a key of any valid length.
+    const edges = inside(ctx, inside(ctx, printableKey(ctx, ctx.rng.int(2, 253)), ' '), '~')
+    const reply = await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b, 30_000), { key: edges })
+    expectStatus(
+      reply,
+      201,
+      courseRule('keyFormat', `a key of ${edges.length} characters with a space and a ~ in it is printable ASCII: valid, and it executes`),
+    )
+    // The shortest key there is: the empty one above is refused, one character is not.
+    const shortest = await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b, 30_000), { key: printableKey(ctx, 1) })
+    expectStatus(shortest, 201, courseRule('keyFormat', 'a key of one character is valid, and it executes'))
   },
 }
 

@@ -155,6 +155,11 @@ const amendedBody: Check = {
           metadata: { ...body.metadata, invoice: { ...invoice, lines: [{ ...invoice.lines[0]!, qty: invoice.lines[0]!.qty + 1 }, invoice.lines[1]] } },
         },
       ],
+      [
+        'the invoice lines in another order',
+        { ...body, metadata: { ...body.metadata, invoice: { ...invoice, lines: [invoice.lines[1], invoice.lines[0]] } } },
+        "the same invoice lines in another order are another body, but it was replayed as the same body: RFC 8785 sorts an object's keys, never an array's members, whose order is part of the value.",
+      ],
       ...retyped.map(({ field, after, what }): [string, TransferBody, string] => [
         what,
         { ...body, metadata: { ...body.metadata, [field]: after } },
@@ -163,8 +168,32 @@ const amendedBody: Check = {
       ]),
     ]
     for (const [what, changed, replayed] of ctx.rng.shuffle(changes)) await expectRefused(ctx.bank, a!.customer, changed, key, what, ctx.note, replayed)
+    // Absent is not empty: under a second key, a body with an empty memo and empty metadata, then the same with each left out.
+    const emptyKey = ctx.rng.uuid()
+    const empty: TransferBody = { from: a.accounts[1]!, to: body.to, amount: ctx.rng.amount(1_000, 9_000), memo: '', metadata: {} }
+    expectStatus(
+      await ctx.bank.transfer(a.customer, empty, { key: emptyKey }),
+      201,
+      'a transfer with an empty memo and empty metadata, under a new key, executes',
+    )
+    const { memo: _memo, ...memoLeftOut } = empty
+    const { metadata: _metadata, ...metadataLeftOut } = empty
+    const leftOut: Array<[string, TransferBody]> = [
+      ['the empty memo left out', memoLeftOut],
+      ['the empty metadata left out', metadataLeftOut],
+    ]
+    for (const [what, changed] of ctx.rng.shuffle(leftOut))
+      await expectRefused(
+        ctx.bank,
+        a.customer,
+        changed,
+        emptyKey,
+        what,
+        ctx.note,
+        `${what} is another body, but it was replayed as the same body: a field left out is not a field sent empty. Fingerprint the body as it was parsed, without filling in defaults.`,
+      )
     ctx.note(
-      `another recipient, another memo, another quantity in metadata, and ${retyped.map((r) => r.what).join(', ')} under the same key → refused each, nothing moved`,
+      `another recipient, another memo, another quantity in metadata, the invoice lines in another order, and ${retyped.map((r) => r.what).join(', ')} under the same key; an empty memo, then empty metadata, left out under another → refused each, nothing moved`,
     )
   },
 }

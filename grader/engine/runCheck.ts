@@ -43,13 +43,8 @@ export async function runCheck(ground: CheckRunGround, check: Check, stage: Stag
   const first = await runOnce(ground, check, stage, shared, ground.clock, ground.sharedDb)
   const { result } = first
   if (!check.timed || !ground.clock.controlled || result.status === 'skipped' || first.hung) return first
-  const clocks = ground.options.server
-    ? result.status === 'fail' || result.status === 'not-judged'
-      ? ["a clock of the --server's own"]
-      : []
-    : ground.uncontrolledClocks()
-  if (clocks.length === 0) return first
-  const why = `the layer reads ${clocks.join(', ')}, which the grader cannot move, so the real clock decides`
+  const why = whyTheRealClock(ground, result.status)
+  if (!why) return first
   let own: ServerProcess
   try {
     own = await ground.pool.lend({ settings: {}, database: 'fresh', clock: ground.realClock })
@@ -70,6 +65,20 @@ export async function runCheck(ground: CheckRunGround, check: Check, stage: Stag
   }
 }
 
+/**
+ * Why a timed check is run again on the real clock, or undefined when it is
+ * not: the layer reads a clock the grader cannot move (found in its code), or
+ * a --server's check failed or went unjudged, and its code, not read, may read
+ * a clock of its own.
+ */
+function whyTheRealClock(ground: CheckRunGround, status: CheckResult['status']): string | undefined {
+  if (ground.options.server)
+    return status === 'fail' || status === 'not-judged'
+      ? "a --server's code is not read, and it may read a clock of its own, which the grader cannot move: the real clock decides"
+      : undefined
+  const clocks = ground.uncontrolledClocks()
+  return clocks.length ? `the layer reads ${clocks.join(', ')}, which the grader cannot move, so the real clock decides` : undefined
+}
 async function runOnce(ground: CheckRunGround, check: Check, stage: Stage, bank: ServerProcess, clock: GradeClock, defaultDb: string): Promise<CheckRun> {
   const t0 = performance.now()
   const scope = makeCheckContext(ground, check, stage, bank, clock, defaultDb)

@@ -330,41 +330,27 @@ export function historyArbitrary(a: Alphabet, maxSteps: number, stop?: TourStop)
  */
 function motif(a: Alphabet, stop: TourStop | undefined): fc.Arbitrary<Op[]> {
   const only = stop?.motif
-  const kinds: readonly MotifKind[] = [
-    ...(a.clock ? (['clock', 'clock'] as const) : []),
-    'top-up',
-    'header-forms',
-    'first-fails',
-    'crash',
-    'crash-after-commit',
-    'crash-after-commit',
-    'hold',
-    ...(a.holdAlone ? (['held-fails'] as const) : []),
-    ...(a.clock ? (['lapsed-release'] as const) : []),
-    ...(a.clock && a.holdAlone ? (['lapsed-fails'] as const) : []),
-    ...(a.clock && a.holdAlone ? (['superseded', 'superseded-fails', 'two-takeovers', 'takeover-fails'] as const) : []),
-    ...(a.clock && a.ttl ? (['expired-fails', 'purged-by-another'] as const) : []),
-    ...(a.clock && a.ttl && a.holdAlone ? (['purge-while-held'] as const) : []),
-  ]
+  // A tour's sends are never held alone unless its motif says so: a held one would answer nothing.
+  const tourSend = sendOp(a).map((op): SendOp => ({ ...op, holdAlone: false }))
+  // Every motif the alphabet can build; the two that most often find a flaw are drawn twice as often.
+  const kinds = motifKinds(a).flatMap((kind) => (kind === 'clock' || kind === 'crash-after-commit' ? [kind, kind] : [kind]))
   return fc
     .record({
       // A tour's motif starts with client 0 sending its intent as it is, under a key it can use, and not held
       // alone unless the motif says so, so that the first request executes (or is refused, as the stop says).
       first: only
-        ? sendOp(a).map(
+        ? tourSend.map(
             (op): SendOp => ({
               ...op,
               client: 0,
               key: op.key === 'none' ? 0 : op.key,
               form: 'as-is',
               change: op.change === 'reserialized' ? op.change : 'same',
-              holdAlone: false,
             }),
           )
         : sendOp(a),
-      // A tour's retries are not held alone either, unless the motif says so: a held one would answer nothing.
-      retry: only ? sendOp(a).map((op): SendOp => ({ ...op, holdAlone: false })) : sendOp(a),
-      last: only ? sendOp(a).map((op): SendOp => ({ ...op, holdAlone: false })) : sendOp(a),
+      retry: only ? tourSend : sendOp(a),
+      last: only ? tourSend : sendOp(a),
       // The tour's clock history crosses a TTL where keys expire: the retry at its last millisecond sets the purge's
       // clock, so the other body at its first meets the expired row still there (random histories cross leases too).
       ends: fc.constantFrom<'lease' | 'ttl'>(
@@ -385,6 +371,16 @@ function motif(a: Alphabet, stop: TourStop | undefined): fc.Arbitrary<Op[]> {
       const sameBody: SendOp = { ...retry, change: isFieldChange(first.change) ? first.change : retry.change === 'reserialized' ? 'reserialized' : 'same' }
       // The intent's other key: a motif that needs two keys of one intent uses both.
       const otherKey = { ...same, key: key === 0 ? (1 as const) : (0 as const) }
+      // The first request held alone past its lease, `before` and then `takeover` sent, the original let go (to go
+      // on, or to fail in the core), and `retry`: the shape of every motif whose original is superseded.
+      const overtaken = (before: Op[], takeover: SendOp, fails: boolean, retry: SendOp): Op[] => [
+        { ...first, holdAlone: true },
+        { op: 'clock', to: 'lease-end', key, of: same },
+        ...before,
+        takeover,
+        { op: 'let-go', key, fails },
+        retry,
+      ]
       switch (between) {
         case 'clock':
           if (ends === 'ttl')
@@ -482,14 +478,7 @@ function motif(a: Alphabet, stop: TourStop | undefined): fc.Arbitrary<Op[]> {
         case 'takeover-fails': {
           // The takeover's own core call fails: it releases its claim only; the superseded original, let go, must not complete.
           const at = duplicateInstance(a, first.instance)
-          return [
-            { ...first, holdAlone: true },
-            { op: 'clock', to: 'lease-end', key, of: same },
-            { op: 'core-fails', instance: at },
-            again({ ...sameBody, holdAlone: false, instance: at }),
-            { op: 'let-go', key, fails: false },
-            again(last),
-          ]
+          return overtaken([{ op: 'core-fails', instance: at }], again({ ...sameBody, holdAlone: false, instance: at }), false, again(last))
         }
         case 'expired-fails': {
           // Two keys expire together; past their TTL, the core fails the first request of each (the same body, another one): each is released, and the next executes.
@@ -531,15 +520,13 @@ function motif(a: Alphabet, stop: TourStop | undefined): fc.Arbitrary<Op[]> {
           // then the original goes on (or fails there): it must not complete, nor free the takeover's key.
           // Past the lease, another body under the key is still refused: the lease ran out, the key did not.
           const takeover = again({ ...sameBody, holdAlone: false, instance: duplicateInstance(a, first.instance) })
-          return [
-            { ...first, holdAlone: true },
-            { op: 'clock', to: 'lease-end', key, of: same },
-            again({ ...last, change: field, holdAlone: false, instance: takeover.instance }),
+          return overtaken(
+            [again({ ...last, change: field, holdAlone: false, instance: takeover.instance })],
             takeover,
-            { op: 'let-go', key, fails: between === 'superseded-fails' },
+            between === 'superseded-fails',
             // On stage 6 the last retry goes through the third instance: the takeover's answer is the database's, not one process's.
             again({ ...last, instance: a.instances < 3 ? last.instance : 3 - first.instance - takeover.instance }),
-          ]
+          )
         }
         case 'two-takeovers':
           // The first takeover is held alone too, its new lease refuses a duplicate, and it is superseded

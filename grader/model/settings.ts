@@ -27,11 +27,18 @@ export type DrawnPeriods = Periods & { classes: { lease: keyof typeof LEASES; tt
  * The periods of `rounds` rounds of histories, each of its own classes: the
  * first round's lease is under a second, the next ones' drawn from the other
  * classes, so that every grade meets a lease that is not whole seconds; with
- * keys that expire (stage 5), each round's TTL is of another class than the last.
+ * keys that expire, each round's TTL is of another class than the last, and
+ * where there are two rounds or more (stage 5) the first one's is shorter than
+ * its lease: a claim outlives its key, which a purge must spare. Stage 6's one
+ * round draws its class, so that its grades meet all three; its purge's lease
+ * is judged by stage 5's in-flight-across-ttl, which its grade runs too.
  */
 export function drawnPeriods(rng: Rng, rounds: number, ttl: boolean, defaultTtlMs: number): DrawnPeriods[] {
   const leaseClasses = Object.keys(LEASES) as Array<keyof typeof LEASES>
-  const ttlClasses = rng.shuffle(Object.keys(TTLS) as Array<keyof typeof TTLS>)
+  const classes = Object.keys(TTLS) as Array<keyof typeof TTLS>
+  const claimOutlivesKey = 'shorter than the lease' as const
+  // Drawn even where keys never expire: the leases after it keep their place in the seed's sequence.
+  const ttlClasses = ttl && rounds > 1 ? [claimOutlivesKey, ...rng.shuffle(classes.filter((c) => c !== claimOutlivesKey))] : rng.shuffle(classes)
   return Array.from({ length: rounds }, (_, i) => {
     const lease = i === 0 ? leaseClasses[0]! : rng.pick(leaseClasses.slice(1))
     const leaseMs = LEASES[lease](rng)

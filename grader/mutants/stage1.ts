@@ -113,6 +113,26 @@ export const stage1Mutants: Mutant[] = [
     edits: [keyLength("(header.startsWith('\"') ? header.length - 2 : key.length)")],
   },
   {
+    id: 'key-minimum-length',
+    stage: 1,
+    title: 'keys must be at least 8 characters long ("long enough to be unique"): a valid key of one character is refused',
+    mustFail: 'key-format',
+    edits: [
+      header(
+        'parseIdempotencyKey',
+        "if (key.length === 0) return malformedKey('The key is empty.')",
+        "if (key.length < 8) return malformedKey('The key is too short.')",
+      ),
+    ],
+  },
+  {
+    id: 'quoted-params-ignored',
+    stage: 1,
+    title: 'a quoted key\'s parameters are ignored, not refused: "k";v=1 is read as the key k',
+    mustFail: 'key-format',
+    edits: [header('parseIdempotencyKey', "typeof value !== 'string' || params.size > 0", "typeof value !== 'string'")],
+  },
+  {
     id: 'quotes-stripped',
     stage: 1,
     title: 'the quoted form is read by cutting off the quotes, not parsed: "a\\"b" becomes a\\"b, not a"b',

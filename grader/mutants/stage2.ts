@@ -82,6 +82,21 @@ export const stage2Mutants: Mutant[] = [
     ],
   },
   {
+    id: 'arrays-sorted',
+    stage: 2,
+    title: "canonicalize sorts arrays as it sorts an object's keys: the same invoice lines in another order are taken for the same body",
+    mustFail: 'fingerprint-covers-body',
+    edits: [jcs('canonicalize', "`[${value.map(canonicalize).join(',')}]`", "`[${value.map(canonicalize).sort().join(',')}]`")],
+  },
+  {
+    id: 'absent-as-empty',
+    stage: 2,
+    title:
+      'the fingerprint fills in the optional fields (memo "", metadata {}) before hashing: a retry that leaves out an empty memo replays the first transfer',
+    mustFail: 'fingerprint-covers-body',
+    edits: [fingerprintOf("{ memo: '', metadata: {}, ...(op.payload as object) }")],
+  },
+  {
     id: 'locale-key-sort',
     stage: 2,
     title: 'canonicalize sorts keys with localeCompare, not by UTF-16 code units: "B" and "b", "10" and "9" land in the wrong order',

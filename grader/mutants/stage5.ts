@@ -86,6 +86,13 @@ export const stage5Mutants: Mutant[] = [
     ],
   },
   {
+    id: 'purge-every-ttl',
+    stage: 5,
+    title: 'The purge runs once per TTL, not once per min(TTL, 60 s): with a 24 h TTL, a day of expired keys lingers',
+    mustFail: 'purge-bounded',
+    edits: [store('createKeyStore', 'Math.min(ttlMs, 60_000)', 'ttlMs')],
+  },
+  {
     id: 'policy-hard-coded',
     stage: 5,
     title: 'The policy header copied from the docs: it states 24 h and 30 s whatever the server is configured with',
