@@ -3,9 +3,11 @@
 // the repetitions and the tests all call.
 import { stageByNumber } from '#harness/course.ts'
 import { checksOfGrade } from './checks/index.ts'
-import { type GradeOptions, type GradeResult, runGrading } from './engine/grading.ts'
+import type { GradeResult } from './engine/gradeResult.ts'
+import { type GradeOptions, runGrading } from './engine/grading.ts'
 
-export type { GradeOptions, GradeResult } from './engine/grading.ts'
+export type { GradeOptions } from './engine/grading.ts'
+export type { GradeResult } from './engine/gradeResult.ts'
 
 /** The graded stage's checks, then every earlier stage's (unless --no-regression), filtered by --only. */
 export function grade(options: GradeOptions): Promise<GradeResult> {

@@ -11,8 +11,8 @@
 //   grader prints) columns are generated; any other column ("what it sends",
 //   "what it expects") is prose written in the README and kept row by row, by id.
 // - docs/instructors.md, between <!-- scores:begin --> and <!-- scores:end -->:
-//   every "stage K  N/M" gets M = the most a stage-K grade can earn
-//   (maxScoreOfGrade, as the grader counts it); a full score N = M stays full.
+//   every "stage K  N/M" gets M = the most a stage-K grade can score
+//   (maxScoreOfGrade: its own checks, as the grader counts them); a full score N = M stays full.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -71,7 +71,9 @@ function checksTable(stage: Stage, inner: string, path: string): string {
     ...(regression.some(({ check }) => skippedOnDatabase(check, stage)) ? ['those that need the SQLite file itself'] : []),
   ]
   const but = leftOut.length ? ` (all but ${leftOut.join(', and ')})` : ''
-  const total = `${checks.length} checks, ${stage.points} points${regression.length ? `; with the earlier stages' checks as regression${but} a stage ${stage.number} grade is out of ${most}.` : '.'}`
+  // The score counts the stage's own checks only (stageScore); the regression checks are listed beside it.
+  const alsoRuns = `: a stage ${stage.number} grade is out of ${most}. It also runs the earlier stages' checks as regression${but}: listed, not counted.`
+  const total = `${checks.length} checks, ${stage.points} points${regression.length ? alsoRuns : '.'}`
   return [
     '',
     row([...GENERATED_HEADERS, ...proseColumns]),

@@ -11,19 +11,14 @@ import { confinementArgs } from '#harness/confinement.ts'
 import { deniedSolutionRead, findCopiedAnswers } from '#grader/policing/copiedAnswers.ts'
 import { stageByNumber } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
+import { checkoutWith } from './helpers/checkout.ts'
 import { gradeIn, scratchDir } from './helpers/scratch.ts'
 
 const scratch = scratchDir('copied')
 afterAll(() => scratch.dispose())
 
 /** A checkout holding one learner file of one stage. */
-function checkout(name: string, stage: number, file: string, text: string): string {
-  const dir = join(scratch.path, name)
-  const folder = join(dir, 'stages', stageByNumber(stage).folder)
-  mkdirSync(folder, { recursive: true })
-  writeFileSync(join(folder, file), text)
-  return dir
-}
+const checkout = (name: string, stage: number, file: string, text: string) => checkoutWith(scratch.path, name, stage, file, text)
 
 const MESSAGE = 'stages/05-scope-ttl/idempotency.ts imports the reference solution'
 

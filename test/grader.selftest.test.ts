@@ -150,8 +150,9 @@ describe.concurrent('grading stage 0', () => {
       const file = join(checkout.path, 'stages', stage1.folder, 'idempotency.ts')
       const ids = [...stage1.checks, ...stage0.checks]
       expectStartFailure(result, new RegExp(`^the server did not start: ${file}:3:\\d+: Unexpected "="\n`), ids)
-      // The error appears once in the whole result, not once per check.
-      expect(JSON.stringify(result).split('Unexpected \\"=\\"').length - 1, 'copies of the error').toBe(2) // first line + the log's own line
+      // The error appears once in the whole result, not once per check: the first check's first line and its log's own line, and server.reason (that first line).
+      expect(JSON.stringify(result).split('Unexpected \\"=\\"').length - 1, 'copies of the error').toBe(3)
+      expect(result.server).toEqual({ started: false, reason: result.checks[0]!.message.split('\n')[0] })
     } finally {
       checkout.dispose()
     }

@@ -162,7 +162,7 @@ describe('one grade in every language', () => {
     const failed = english.checks.find((c) => !c.passed)!
     expect(failed.id).toBe('suspected-duplicates')
     const [en, ...translated] = runs.map((r) => r.stdout)
-    expect(en).toContain(`FAILED  score ${english.score}/${english.maxScore}`)
+    expect(en).toContain(`FAILED  stage 0 score ${english.score}/${english.maxScore}`)
     expect(en).toContain(`hint: ${failed.hint}`)
     LANGUAGES.forEach((lang, i) => {
       const out = translated[i]!
@@ -170,7 +170,14 @@ describe('one grade in every language', () => {
       expect(out).toContain(`✗ ${check.title} [${failed.id}]`)
       expect(out).toContain(t(lang, 'failure.failed', { message: failed.message.split('\n')[0]! }).split('\n')[0])
       expect(out).toContain(t(lang, 'failure.hint', { hint: check.hint }))
-      const verdict = t(lang, 'summary.line', { verdict: t(lang, 'summary.failed'), score: english.score, maxScore: english.maxScore, counts: '', seconds: '' })
+      const verdict = t(lang, 'summary.line', {
+        verdict: t(lang, 'summary.failed'),
+        number: 0,
+        score: english.score,
+        maxScore: english.maxScore,
+        counts: '',
+        seconds: '',
+      })
       expect(out).toContain(verdict.split(' · ')[0])
       expect(out).toContain(t(lang, 'next.fix', { hintCommand: 'npm run hint -- 0', rerun: english.rerun }))
       // No English heading left; the evidence (the check's message) stays as it came.

@@ -65,7 +65,7 @@ describe.concurrent('narrower grades', () => {
     const run = await runCliDirectly(['0', '--solution', '--seed', '3', '--only', 'bad-input', '--only', 'bank-basics'], tmp('only'))
     expect(run.code, run.stdout + run.stderr).toBe(0)
     expect(checkIds(run.stdout)).toEqual(['bank-basics', 'bad-input'])
-    expect(run.stdout).toMatch(/PASSED {2}score 9\/9 · 2 of 2 checks/)
+    expect(run.stdout).toMatch(/PASSED {2}stage 0 score 9\/9 · 2 of 2 checks/)
     expect(run.stdout).toContain('next: the full grade, earlier stages included: npm run grade -- 0')
   })
 
@@ -83,7 +83,7 @@ describe.concurrent('narrower grades', () => {
     expect(run.code, run.stdout + run.stderr).toBe(0)
     expect(checkIds(run.stdout)).toEqual(stage1.checks)
     expect(run.stdout).not.toContain('(regression)')
-    expect(run.stdout).toContain(`PASSED  score ${stage1.points}/${stage1.points}`)
+    expect(run.stdout).toContain(`PASSED  stage 1 score ${stage1.points}/${stage1.points}`)
     expect(run.stdout).toContain('next: the full grade, earlier stages included: npm run grade -- 1')
   })
 
@@ -185,13 +185,13 @@ describe('npm run watch -- 0', () => {
       const first = watch.output()
       expect(first).toContain('──── first grade ────')
       expect(first).toMatch(/✗ .* \[suspected-duplicates\]/)
-      expect(first).toContain('FAILED  score 25/30')
+      expect(first).toContain('FAILED  stage 0 score 25/30')
       writeFileSync(file, solvedQuery) // the learner saves the fixed query
       await waitFor(() => (watching() === 2 ? true : undefined), 'the verdict after the save', 120_000)
       const second = watch.output().slice(first.length)
       expect(second).toContain('──── suspectedDuplicates.ts changed ────')
       expect(checkIds(second)).toEqual(stage0.checks)
-      expect(second).toContain('PASSED  score 30/30')
+      expect(second).toContain('PASSED  stage 0 score 30/30')
       expect(second).toContain(`next: stage 1 · ${stage1.title}`)
     } finally {
       process.kill(-watch.child.pid!, 'SIGINT')

@@ -2,6 +2,7 @@
 // not by the grader, so the report's arithmetic (ranking, points per stage,
 // pass rates) is tested against numbers the test derives itself. The real
 // grader feeds the store in test/roster.test.ts.
+import { RESULT_SCHEMA } from '#grader/engine/gradeResult.ts'
 import type { GradeSummary } from '#grader/roster/resultSchema.ts'
 
 export type Mark = 'pass' | 'fail' | 'timeout' | 'error'
@@ -38,18 +39,22 @@ export function result(seed: number, marks: Partial<Record<CheckId, Mark | 'skip
         points: status === 'pass' ? c.points : 0,
         maxPoints,
         message: status === 'pass' ? '' : `${c.id} went wrong (${status})`,
+        regression: c.stage !== stage,
       }
     })
-  const score = checks.reduce((s, c) => s + c.points, 0)
-  const maxScore = checks.reduce((s, c) => s + c.maxPoints, 0)
   const slug = ['unprotected', 'unique-key', 'fingerprint'][stage]!
   return {
+    schema: RESULT_SCHEMA,
     stage,
     slug,
     seed,
-    passed: score === maxScore,
-    score,
-    maxScore,
+    gradable: true,
+    server: { started: true, reason: null },
+    refused: null,
+    passed: checks.every((c) => c.passed),
+    // The stage's own checks, as the grader counts them: the regression checks are listed, not scored.
+    score: checks.filter((c) => c.stage === stage).reduce((s, c) => s + c.points, 0),
+    maxScore: checks.filter((c) => c.stage === stage).reduce((s, c) => s + c.maxPoints, 0),
     durationMs: 1234,
     rerun: `npm run grade -- ${stage} --seed ${seed} --dir /class/x`,
     checks,

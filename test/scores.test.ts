@@ -119,6 +119,32 @@ describe('a store made before --server grading', () => {
   })
 })
 
+describe('a store made before the result contract', () => {
+  it("counts each run's score again, as the stage's own checks, once opened", () => {
+    const path = join(scratch('pre-contract'), 'grades.sqlite')
+    const old = new ResultsStore(path)
+    const graded = result(1, { basics: 'fail', reserialized: 'fail' })
+    old.record({ learner: 'ada', gradedAt: at(1), outcome: 'graded', reason: '', origin: 'test', result: graded })
+    old.close()
+    // Its score, as such a store holds it: every check of the run, regression included.
+    const db = new Database(path)
+    const everyCheck = graded.checks.reduce((n, c) => n + c.points, 0)
+    db.prepare('UPDATE runs SET score = ?, max_score = ?').run(
+      everyCheck,
+      graded.checks.reduce((n, c) => n + c.maxPoints, 0),
+    )
+    db.pragma('user_version = 4')
+    db.close()
+    expect(everyCheck).not.toBe(graded.score)
+
+    const store = new ResultsStore(path)
+    const [run] = store.latestRuns()
+    store.close()
+    expect(run).toMatchObject({ score: graded.score, maxScore: graded.maxScore })
+    expect(summarize([run!]).learners[0]!.stages[0]).toMatchObject({ stage: 2, points: graded.score, maxPoints: graded.maxScore })
+  })
+})
+
 describe('summarize', () => {
   it('counts a skipped check (a --server grade) as neither a pass nor a failure', () => {
     const store = new ResultsStore(join(scratch('skipped'), 'grades.sqlite'))
@@ -266,12 +292,16 @@ describe('npm run scores:import', () => {
     const alice = JSON.parse(readFileSync(join(ci, 'alice.json'), 'utf8'))
     writeFileSync(join(ci, 'result.json'), JSON.stringify({ ...alice, learner: 'bob', gradedAt: '2026-03-14T09:00:00Z' }))
     writeFileSync(join(ci, 'forged.json'), JSON.stringify({ ...alice, score: alice.score + 10 }))
+    // A file from before the result contract: its score may count regression checks, so it is not read as one.
+    const { schema: _, ...unversioned } = alice
+    writeFileSync(join(ci, 'unversioned.json'), JSON.stringify(unversioned))
     const store = join(dir, 'grades.sqlite')
 
     const first = npm('scores:import', '--store', store, join(dir, 'ci'))
-    expect(first.code, 'one file refused').toBe(1)
+    expect(first.code, 'two files refused').toBe(1)
     expect(first.err).toMatch(/forged\.json: not a grade result: .*does not match its checks/s)
-    expect(first.out).toContain('2 imported, 0 already there, 1 refused')
+    expect(first.err).toContain('unversioned.json: written by a grader older than the result contract (no "schema")')
+    expect(first.out).toContain('2 imported, 0 already there, 2 refused')
 
     const again = npm('scores:import', '--store', store, join(ci, 'alice.json'))
     expect(again.code).toBe(0)

@@ -1,6 +1,7 @@
 // Every stage's checks, in the order the grader runs them. course.json lists
 // the same ids; a test keeps the two in step.
 import { skippedOnDatabase, type Check, type GradedCheck } from '../engine/check.ts'
+import { stageScore } from '../engine/gradeResult.ts'
 import { course, type Stage } from '#harness/course.ts'
 import { stage0 } from './stage0.ts'
 import { stage1 } from './stage1.ts'
@@ -36,9 +37,11 @@ export function checksOfGrade(graded: Stage, noRegression = false): GradedCheck[
     .filter(({ check, stage }) => check.regression !== false || stage.number === graded.number)
 }
 
-/** The most a full grade of `graded` can score: the points of its checks, less those skipped on its database. */
+/** The most a grade of `graded` can score (stageScore: its own checks), less the checks skipped on its database. */
 export function maxScoreOfGrade(graded: Stage): number {
-  return checksOfGrade(graded)
-    .filter(({ check }) => !skippedOnDatabase(check, graded))
-    .reduce((sum, { check }) => sum + check.points, 0)
+  const counted = checksOfGrade(graded).filter(({ check }) => !skippedOnDatabase(check, graded))
+  return stageScore(
+    graded.number,
+    counted.map(({ check, stage }) => ({ stage: stage.number, points: check.points, maxPoints: check.points })),
+  ).maxScore
 }

@@ -8,10 +8,9 @@ import chalk from 'chalk'
 import { course, type Stage } from '#harness/course.ts'
 import type { Lang } from '#harness/i18n/language.ts'
 import { t } from '#harness/i18n/messages.ts'
-import { skippedOnDatabase, type Check } from '../engine/check.ts'
 import { isNotStarted, notStartedProgress, renderProgress, stageProgress, type StageProgress } from '../output/progress.ts'
 import { printCheck, printDatabaseStart, printHeader, stageHeadings, printSummary, printVerboseExchange } from '../output/report.ts'
-import type { GradeResult } from '../grade.ts'
+import { type GradeResult, RESULT_SCHEMA } from '#grader/engine/gradeResult.ts'
 import { InterruptedError, interrupted } from '#harness/processes.ts'
 import { describeSource, type Source } from '#harness/workspace.ts'
 import { rerunCommand } from '../engine/rerun.ts'
@@ -32,7 +31,7 @@ export type GradeAllResult = {
 export async function gradeAll(o: GradeAllOptions): Promise<number> {
   // Loaded here, not at the top: a check module that fails to load is the grader failing (grade.ts).
   const { grade } = await import('../grade.ts')
-  const { checksFor } = await import('../checks/index.ts')
+  const { maxScoreOfGrade } = await import('../checks/index.ts')
   const stages: StageGrade[] = []
   const progress: StageProgress[] = []
   for (const stage of course.stages) {
@@ -43,7 +42,7 @@ export async function gradeAll(o: GradeAllOptions): Promise<number> {
     if (isNotStarted(stage, o.source)) {
       const gradeIt = `npm run grade -- ${stage.number}${describeSource(o.source)}`
       console.log(chalk.dim(`  ${t(o.lang, 'all.notStarted', { command: gradeIt })}`))
-      const maxScore = ownMaxScore(stage, checksFor(stage.number))
+      const maxScore = maxScoreOfGrade(stage)
       stages.push(notStartedGrade(stage, o.seed, maxScore, rerunCommand(stage.number, o.seed, o.source)))
       progress.push(notStartedProgress(stage, maxScore))
       continue
@@ -73,17 +72,16 @@ export async function gradeAll(o: GradeAllOptions): Promise<number> {
   return passed ? 0 : 1
 }
 
-/** The points of a stage's own checks, as its grade would count them (a check skipped on its database counts none). */
-function ownMaxScore(stage: Stage, checks: Check[]): number {
-  return checks.filter((c) => !skippedOnDatabase(c, stage)).reduce((n, c) => n + c.points, 0)
-}
-
-/** What --json says of a stage not started: not passed (a starter fails), and no check run. */
+/** What --json says of a stage not started: nothing graded (no server, no check run), and not passed (a starter fails). */
 function notStartedGrade(stage: Stage, seed: number, maxScore: number, rerun: string): StageGrade {
   return {
+    schema: RESULT_SCHEMA,
     stage: stage.number,
     slug: stage.slug,
     seed,
+    gradable: false,
+    server: { started: false, reason: 'not started: its learner files are still the starters' },
+    refused: null,
     passed: false,
     score: 0,
     maxScore,

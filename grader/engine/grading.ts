@@ -28,6 +28,7 @@ import { LearnerExports } from '../policing/learnerCode.ts'
 import { uncontrolledClocks } from '../policing/uncontrolledClocks.ts'
 import { skippedOnDatabase, type Check, type GradedCheck } from './check.ts'
 import { isFailure, type CheckResult } from './checkResult.ts'
+import { type GradeResult, isRegression, RESULT_SCHEMA, stageScore } from './gradeResult.ts'
 import { InstancePool } from './instancePool.ts'
 import { keepServer, type KeptServer } from './keep.ts'
 import { rerunCommand } from './rerun.ts'
@@ -76,30 +77,14 @@ export type GradeOptions = {
   shrink?: boolean
 }
 
-export type GradeResult = {
-  stage: number
-  slug: string
-  seed: number
-  passed: boolean
-  score: number
-  maxScore: number
-  durationMs: number
-  /** How long the first server took to start (spawn to GET /health 200): the report names a slow start. */
-  serverStartMs: number
-  /** Server processes the grade spawned: the first start, every instance it had to add, every restart. */
-  serverStarts: number
-  rerun: string
-  checks: CheckResult[]
-  /** With `keep`: the server of the first failure, still running. */
-  kept?: KeptServer
-}
-
 /** What the grade has found out about the graded code so far: each check is judged in its light. */
 type Findings = {
   /** Why the graded folder scores nothing (it loads the answer), or ''. */
   copied: string
   /** The check that reported the failed start; the others only point at it. */
   startFailedIn?: string
+  /** The first line of why the server did not start, for a grade whose server never did. */
+  startError?: string
   /** The check during which the server stopped answering; nothing after it is judged. */
   hungIn?: string
   /** The requests of the first failing check: --keep lists the clients and accounts they made. */
@@ -126,18 +111,24 @@ export async function runGrading(options: GradeOptions, checks: GradedCheck[]): 
   } finally {
     kept = await grading.end()
   }
+  const graded = grading.graded.number
+  const server = grading.serverState()
+  const refused = grading.refusal()
   return {
-    stage: grading.graded.number,
+    schema: RESULT_SCHEMA,
+    stage: graded,
     slug: grading.graded.slug,
     seed: options.seed,
+    gradable: server.started && !refused,
+    server,
+    refused,
     passed: results.every((r) => r.passed),
-    score: results.reduce((sum, r) => sum + r.points, 0),
-    maxScore: results.reduce((sum, r) => sum + r.maxPoints, 0),
+    ...stageScore(graded, results),
     durationMs: Math.round(performance.now() - started),
     serverStartMs: grading.serverStartMs,
     serverStarts: grading.pool.starts,
-    rerun: rerunCommand(grading.graded.number, options.seed, grading.workspace.source, options.server, options),
-    checks: results,
+    rerun: rerunCommand(graded, options.seed, grading.workspace.source, options.server, options),
+    checks: results.map((r) => ({ ...r, regression: isRegression(r, graded) })),
     ...(kept ? { kept } : {}),
   }
 }
@@ -153,6 +144,8 @@ export class Grading {
   private found: Findings
   private clocksRead: string[] | undefined
   serverStartMs = 0
+  /** The shared instance answered GET /health at least once. */
+  private serverStarted = false
   readonly pool: InstancePool
   readonly sharedDb: string
   readonly scanned: ScanTarget
@@ -208,6 +201,19 @@ export class Grading {
     return !(this.options.stopAtFirstFailure || this.options.keep) || !!this.found.startFailedIn || !!this.found.hungIn
   }
 
+  /** Whether the grade's server started, and if it never did, why. */
+  serverState(): GradeResult['server'] {
+    if (this.serverStarted) return { started: true, reason: null }
+    const { found } = this
+    const reason = found.startError ?? (found.copied ? 'not started: the graded folder was refused' : 'not started: no check that ran needed it')
+    return { started: false, reason }
+  }
+
+  /** The graded folder loads the reference answer: why, or null. */
+  refusal(): GradeResult['refused'] {
+    return this.found.copied ? { reason: this.found.copied } : null
+  }
+
   /** The clocks the graded layer reads that the grader cannot move (read once per grade). */
   uncontrolledClocks(): string[] {
     this.clocksRead ??= uncontrolledClocks(this.workspace.stageDir(this.graded))
@@ -228,8 +234,10 @@ export class Grading {
       return refused(check, stage, failedStart.copied)
     }
     if (failedStart) {
+      const result = failedToStart(check, stage, failedStart.error, this.graded.number)
       found.startFailedIn = check.id
-      return failedToStart(check, stage, failedStart.error, this.graded.number)
+      found.startError = result.message.split('\n')[0]
+      return result
     }
     const run = await runCheck(this, check, stage, this.shared!)
     found.failedTrace ??= run.failedTrace
@@ -284,6 +292,7 @@ export class Grading {
       this.shared ??= await this.pool.shared(this.clock)
       await this.shared.start()
       this.serverStartMs ||= this.shared.lastStartMs
+      this.serverStarted = true
       // Every whole grade of a stage with keys restarts its server (the histories check crashes it) and
       // starts another on its database (two-instances-one-database): a spare gets going while the first checks run.
       if (first && this.graded.number >= 1 && wholeGrade(this.options)) await this.pool.warmUp(this.shared)

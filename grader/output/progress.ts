@@ -43,16 +43,17 @@ export function isNotStarted(stage: Stage, source: Source): boolean {
 }
 
 export function stageProgress(result: GradeResult, stage: Stage, source: Source): StageProgress {
-  const own = result.checks.filter((c) => c.stage === stage.number)
+  const own = result.checks.filter((c) => !c.regression)
   return {
     stage: stage.number,
     slug: stage.slug,
     title: stage.title,
     state: isNotStarted(stage, source) ? 'not started' : own.length > 0 && own.every((c) => c.passed) ? 'passed' : 'failed',
-    score: own.reduce((n, c) => n + c.points, 0),
-    maxScore: own.reduce((n, c) => n + c.maxPoints, 0),
+    // The grade's own score, as every other reader shows it.
+    score: result.score,
+    maxScore: result.maxScore,
     // A regression check left unjudged names the failed one that explains it.
-    regressionFailed: result.checks.filter((c) => c.stage !== stage.number && isFailure(c)).map((c) => c.id),
+    regressionFailed: result.checks.filter((c) => c.regression && isFailure(c)).map((c) => c.id),
   }
 }
 

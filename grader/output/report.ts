@@ -92,14 +92,16 @@ export const verdictOf = (passed: boolean, lang: Lang = 'en'): string =>
   passed ? chalk.green.bold(t(lang, 'summary.passed')) : chalk.red.bold(t(lang, 'summary.failed'))
 
 export function printSummary(g: GradeResult, lang: Lang = 'en') {
-  const passed = g.checks.filter((c) => c.status === 'pass')
-  const failed = g.checks.filter(isFailure)
+  // The score and its counts are the stage's own checks'; the regression checks get a line of their own, outside the score.
+  const own = g.checks.filter((c) => !c.regression)
   const unjudged = g.checks.filter((c) => c.status === 'not-judged')
-  const ran = g.checks.filter((c) => c.status !== 'skipped')
-  const tally = { passed: passed.length, ran: ran.length, failed: failed.length, unjudged: unjudged.length }
-  const counts = unjudged.length ? t(lang, 'summary.countsUnjudged', tally) : t(lang, 'summary.counts', tally)
+  const tally = { ...tallyOf(own), failed: own.filter(isFailure).length, unjudged: own.filter((c) => c.status === 'not-judged').length }
+  const counts = tally.unjudged ? t(lang, 'summary.countsUnjudged', tally) : t(lang, 'summary.counts', tally)
   const seconds = (g.durationMs / 1000).toFixed(1)
-  console.log(`\n${t(lang, 'summary.line', { verdict: verdictOf(g.passed, lang), score: g.score, maxScore: g.maxScore, counts, seconds })}`)
+  const line = { verdict: verdictOf(g.passed, lang), number: g.stage, score: g.score, maxScore: g.maxScore, counts, seconds }
+  console.log(`\n${t(lang, 'summary.line', line)}`)
+  const regression = tallyOf(g.checks.filter((c) => c.regression))
+  if (regression.ran) console.log(t(lang, 'summary.regression', regression))
   console.log(t(lang, 'summary.rerun', { seed: g.seed, rerun: chalk.bold(g.rerun) }))
   const skipped = g.checks.filter((c) => c.status === 'skipped')
   // Each skipped check's line above says why (a --server command, or a stage on PostgreSQL).
@@ -116,6 +118,12 @@ export function printSummary(g: GradeResult, lang: Lang = 'en') {
 }
 
 const SLOW_START_MS = 5_000
+
+/** How many of `checks` passed, out of those that ran (a skipped check did not). */
+const tallyOf = (checks: GradeResult['checks']) => ({
+  passed: checks.filter((c) => c.status === 'pass').length,
+  ran: checks.filter((c) => c.status !== 'skipped').length,
+})
 
 export function printKept(k: KeptServer) {
   console.log(chalk.bold('\nkept: the server of the first failure is still running, with the state that failed'))

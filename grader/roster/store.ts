@@ -5,12 +5,16 @@ import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
 import { repoRoot } from '#harness/paths.ts'
+import { stageScore } from '#grader/engine/gradeResult.ts'
 import type { GradeSummary } from './resultSchema.ts'
 
 export const DEFAULT_STORE = resolve(repoRoot, 'results', 'grades.sqlite')
 
 /** How a run ended: graded normally, killed at the time limit, or the grader itself stopped. */
 export type Outcome = 'graded' | 'time limit' | 'grader failed'
+
+/** What the store keeps of a grade result. */
+export type StoredResult = Pick<GradeSummary, 'stage' | 'slug' | 'seed' | 'score' | 'maxScore' | 'durationMs' | 'rerun'> & { checks: StoredCheck[] }
 
 export type RunRecord = {
   learner: string
@@ -20,7 +24,7 @@ export type RunRecord = {
   reason: string
   /** Where the run came from: the roster folder, or the imported file. */
   origin: string
-  result: GradeSummary
+  result: StoredResult
 }
 
 export type StoredCheck = {
@@ -42,6 +46,7 @@ export type StoredRun = {
   gradedAt: string
   outcome: Outcome
   reason: string
+  /** The stage's score (stageScore: its own checks), as the grade result said it. */
   score: number
   maxScore: number
   durationMs: number
@@ -107,6 +112,24 @@ function widenStatusCheck(db: Database.Database): void {
   })()
 }
 
+/**
+ * A store made before the result contract (user_version 4 or less) holds
+ * each run's score over every check the run had, regression included: the
+ * scores are counted again once, the one way (stageScore), from the checks.
+ */
+function recountScores(db: Database.Database): void {
+  if ((db.pragma('user_version', { simple: true }) as number) >= 5) return
+  const runs = db.prepare('SELECT id, stage FROM runs').all() as Array<{ id: number; stage: number }>
+  const checks = db.prepare('SELECT stage, points, max_points AS maxPoints FROM check_results WHERE run_id = ?')
+  const update = db.prepare('UPDATE runs SET score = ?, max_score = ? WHERE id = ?')
+  db.transaction(() => {
+    for (const run of runs) {
+      const { score, maxScore } = stageScore(run.stage, checks.all(run.id) as Array<{ stage: number; points: number; maxPoints: number }>)
+      update.run(score, maxScore, run.id)
+    }
+  })()
+}
+
 export class DuplicateRunError extends Error {}
 
 export class ResultsStore {
@@ -119,7 +142,8 @@ export class ResultsStore {
     this.db.pragma('foreign_keys = ON')
     widenStatusCheck(this.db)
     this.db.exec(SCHEMA)
-    this.db.pragma('user_version = 4')
+    recountScores(this.db)
+    this.db.pragma('user_version = 5')
   }
 
   /** Adds one run with its checks; a run already in the store raises DuplicateRunError. */

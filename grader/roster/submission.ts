@@ -14,6 +14,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { checksOfGrade } from '../checks/index.ts'
 import { skippedOnDatabase } from '../engine/check.ts'
+import { isRegression, RESULT_SCHEMA, stageScore } from '../engine/gradeResult.ts'
 import type { Stage } from '#harness/course.ts'
 import { commandArgv } from '#harness/commands.ts'
 import { repoRoot } from '#harness/paths.ts'
@@ -165,10 +166,14 @@ function readResult(text: string, learner: string): { result: GradeSummary; raw:
 /**
  * Every check the stage's grade runs, at 0 points, for a run that produced no
  * result of its own: out of the same most as a finished grade of the stage.
+ * Whether its server started is not known. A time limit is the graded code's
+ * (it scores 0, as docs/instructors.md says); a grader that failed graded
+ * nothing.
  */
 function zeroResult(o: SubmissionOptions, status: 'timeout' | 'error', message: string, durationMs: number): GradeSummary {
-  const checks = checksOfGrade(o.stage).map(({ check: c, stage: s }) =>
-    skippedOnDatabase(c, o.stage)
+  const checks = checksOfGrade(o.stage).map(({ check: c, stage: s }) => {
+    const regression = isRegression({ stage: s.number }, o.stage.number)
+    return skippedOnDatabase(c, o.stage)
       ? {
           id: c.id,
           stage: s.number,
@@ -178,16 +183,20 @@ function zeroResult(o: SubmissionOptions, status: 'timeout' | 'error', message: 
           points: 0,
           maxPoints: 0,
           message: `skipped: stage ${o.stage.number} keeps its data in PostgreSQL`,
+          regression,
         }
-      : { id: c.id, stage: s.number, title: c.title, passed: false, status, points: 0, maxPoints: c.points, message },
-  )
+      : { id: c.id, stage: s.number, title: c.title, passed: false, status, points: 0, maxPoints: c.points, message, regression }
+  })
   return {
+    schema: RESULT_SCHEMA,
     stage: o.stage.number,
     slug: o.stage.slug,
     seed: o.seed,
+    gradable: status === 'timeout',
+    server: { started: null, reason: message },
+    refused: null,
     passed: false,
-    score: 0,
-    maxScore: checks.reduce((sum, c) => sum + c.maxPoints, 0),
+    ...stageScore(o.stage.number, checks),
     durationMs,
     rerun: rerunCommand(o.stage.number, o.seed, { kind: 'dir', path: o.checkout }, undefined, { histories: o.histories }),
     checks,

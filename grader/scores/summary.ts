@@ -8,6 +8,7 @@
 // or a name from --roster) is a row that says "not graded": it counts in no
 // pass rate and no average.
 import { course } from '#harness/course.ts'
+import { isRegression } from '#grader/engine/gradeResult.ts'
 import type { Outcome, StoredCheck, StoredRun } from '../roster/store.ts'
 
 export type CheckColumn = { id: string; stage: number; title: string; maxPoints: number }
@@ -62,7 +63,7 @@ export type Summary = {
  * folder's): one with no run among `runs` gets a "not graded" row.
  */
 export function summarize(runs: StoredRun[], classList: readonly string[] = []): Summary {
-  const own = (run: StoredRun) => run.checks.filter((c) => c.stage === run.stage)
+  const own = (run: StoredRun) => run.checks.filter((c) => !isRegression(c, run.stage))
   const checks = orderedChecks(runs.map((run) => ({ ...run, checks: own(run) })))
   const stages = [...new Set(runs.map((r) => r.stage))].sort((a, b) => a - b)
   const byLearner = new Map<string, StoredRun[]>()
@@ -77,10 +78,11 @@ export function summarize(runs: StoredRun[], classList: readonly string[] = []):
         return [
           {
             stage,
-            points: sum(mine.map((c) => c.points)),
-            maxPoints: sum(mine.map((c) => c.maxPoints)),
+            // The run's score, as its grade result said it (stageScore).
+            points: run.score,
+            maxPoints: run.maxScore,
             passedAll: mine.some(passed) && mine.every((c) => passed(c) || skipped(c)),
-            regressionFailed: run.checks.filter((c) => c.stage !== stage && !passed(c) && !skipped(c) && !notJudged(c)).length,
+            regressionFailed: run.checks.filter((c) => isRegression(c, stage) && !passed(c) && !skipped(c) && !notJudged(c)).length,
             run,
           },
         ]

@@ -29,9 +29,10 @@ export const MESSAGES = {
   // The summary under a grade.
   'summary.passed': 'PASSED',
   'summary.failed': 'FAILED',
-  'summary.line': '{verdict}  score {score}/{maxScore} · {counts} · {seconds} s',
+  'summary.line': '{verdict}  stage {number} score {score}/{maxScore} · {counts} · {seconds} s',
   'summary.counts': '{passed} of {ran} checks',
   'summary.countsUnjudged': '{passed} of {ran} checks ({failed} failed, {unjudged} not judged)',
+  'summary.regression': "earlier stages' checks (regression, not in the score): {passed} of {ran} passed",
   'summary.rerun': 'seed {seed} · rerun: {rerun}',
   'summary.skipped': '{count} check(s) skipped, no points either way: {ids}',
   'summary.unjudged': '{count} check(s) not judged, no points: {ids}',
