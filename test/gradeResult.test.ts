@@ -12,6 +12,7 @@ import { repoRoot } from '#harness/paths.ts'
 import { maxScoreOfGrade } from '#grader/checks/index.ts'
 import { RESULT_SCHEMA, type GradeResult } from '#grader/engine/gradeResult.ts'
 import { checkoutWith } from './helpers/checkout.ts'
+import { gradeToJson as gradeAsJson } from './helpers/gradeJson.ts'
 import { runCliDirectly } from './helpers/cli.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
@@ -22,12 +23,7 @@ const schema = JSON.parse(readFileSync(resolve(repoRoot, 'docs', 'grade-result.s
 // Formats (gradedAt's date-time) are documentation here: the contract's test is the shape.
 const validate = new Ajv2020({ allErrors: true, validateFormats: false }).compile(schema)
 
-/** Grades `args` with --json, as a learner or a CI job runs it: the exit code, what it printed, and the result file. */
-async function gradeToJson(name: string, args: string[]) {
-  const file = join(scratch.path, `${name}.json`)
-  const run = await runCliDirectly([...args, '--json', file], scratch.path)
-  return { ...run, result: JSON.parse(readFileSync(file, 'utf8')) as GradeResult }
-}
+const gradeToJson = (name: string, args: string[]) => gradeAsJson<GradeResult>(scratch.path, name, args)
 
 const checkout = (name: string, stage: number, file: string, text: string) => checkoutWith(scratch.path, name, stage, file, text)
 

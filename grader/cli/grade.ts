@@ -1,4 +1,4 @@
-// npm run grade -- <stage|all> [--solution | --dir PATH | --server CMD | --roster DIR] [--seed N] [--repeat N] [--json FILE] [--verbose] [--lang L]
+// npm run grade -- <stage|all> [--solution | --dir PATH | --server CMD | --roster DIR] [--seed N] [--repeat N] [--json FILE [--format F]] [--verbose] [--lang L]
 import { existsSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import chalk from 'chalk'
@@ -20,6 +20,7 @@ import type { GradeResult } from '../grade.ts'
 import type { Source } from '#harness/workspace.ts'
 import { HISTORIES_DEFAULT } from '../model/historyCount.ts'
 import { coverageLines } from '../output/coverageTable.ts'
+import { parseResultFormat, resultDocument, ResultFormatError } from '../output/resultFormats.ts'
 
 const USAGE = `usage: npm run grade -- <stage|all> [options]
 
@@ -34,6 +35,9 @@ const USAGE = `usage: npm run grade -- <stage|all> [options]
   --seed N         reproduce a run (every random input comes from the seed)
   --repeat N       grade N times with seeds N, N+1, ... and report failures out of N
   --json FILE      write the result as JSON
+  --format F       with --json, of one grade: write the result in an autograder
+                   platform's shape instead, gradescope (results.json) or
+                   classroom50 (result.json); docs/instructors.md
   --verbose        print every request and response
   --lang L         the language it speaks: en, zh-CN or ko, remembered in .lab/
                    (default: the one remembered, else LANG's if it names one,
@@ -71,6 +75,7 @@ async function main(): Promise<number> {
       seed: { type: 'string' },
       repeat: { type: 'string', default: '1' },
       json: { type: 'string' },
+      format: { type: 'string' },
       verbose: { type: 'boolean', default: false },
       'no-sandbox': { type: 'boolean', default: false },
       'real-clock': { type: 'boolean', default: false },
@@ -111,6 +116,10 @@ async function main(): Promise<number> {
   const firstSeed = values.seed !== undefined ? Number(values.seed) : newSeed()
   if (!Number.isSafeInteger(firstSeed)) throw new UsageError('--seed takes a whole number')
   const loop = loopGradeOptions(stage, values, values.json)
+  const format = values.format === undefined ? undefined : parseResultFormat(values.format)
+  // A platform's document is one grade of one stage, written where --json says.
+  if (format && (!stage || values.roster || repeat !== 1 || values.json === undefined))
+    throw new UsageError(`--format ${format} writes one grade of one stage to --json FILE: it needs --json, and excludes all, --roster and --repeat`)
   const histories = values.histories === undefined ? undefined : Number(values.histories)
   if (histories !== undefined && !(Number.isInteger(histories) && histories >= 1)) throw new UsageError('--histories takes a whole number ≥ 1')
   if (loop.keep && repeat !== 1) throw new UsageError('--keep keeps one server: it excludes --repeat')
@@ -208,7 +217,7 @@ async function main(): Promise<number> {
   if (values.coverage) console.log(`\n${coverageLines(results).join('\n')}`)
   const jsonTo = values['json-fd'] !== undefined ? Number(values['json-fd']) : values.json
   if (jsonTo !== undefined) {
-    const payload = repeat === 1 ? results[0] : { runs: results, passed: results.every((r) => r.passed) }
+    const payload = repeat === 1 ? resultDocument(results[0]!, format) : { runs: results, passed: results.every((r) => r.passed) }
     writeFileSync(jsonTo, `${JSON.stringify(payload, null, 2)}\n`)
   }
   return results.every((r) => r.passed) ? 0 : 1
@@ -229,7 +238,8 @@ main().then(
       error instanceof RosterError ||
       error instanceof LoopOptionError ||
       error instanceof SandboxUnavailableError ||
-      error instanceof ServerCommandError
+      error instanceof ServerCommandError ||
+      error instanceof ResultFormatError
     ) {
       console.error(chalk.red(error.message))
       console.error(USAGE)

@@ -49,7 +49,7 @@ export function stageHeadings(graded: number, lang: Lang = 'en'): (stage: Stage)
 
 export function printCheck(r: CheckResult, lang: Lang = 'en') {
   // The result keeps the English (--json is the same in every language): only what is printed is translated.
-  const { title, hint } = checkText(lang, r)
+  const { title } = checkText(lang, r)
   if (isNotRun(r)) return console.log(chalk.dim(`  – ${title} [${r.id}] ${t(lang, 'check.notRun')}`))
   if (r.status === 'skipped') return console.log(chalk.dim(`  – ${title} [${r.id}] ${r.message}`))
   // Left unjudged by another check's failure (its message names it): no ✗, no points, no hint of its own.
@@ -64,21 +64,42 @@ export function printCheck(r: CheckResult, lang: Lang = 'en') {
   console.log(`  ${mark} ${title} ${chalk.dim(`[${r.id}]`)} ${pts} ${time}`)
   for (const note of r.notes) console.log(chalk.cyan(indent(note, '      ↳ ')))
   if (r.passed) return
-  const label = r.status === 'timeout' ? 'failure.timedOut' : r.status === 'error' ? 'failure.error' : 'failure.failed'
-  console.log(chalk.red(indent(t(lang, label, { message: r.message }), '      ')))
-  const f = r.failure
-  if (f?.exchange) printExchange(f.exchange, lang)
-  if (f?.expected !== undefined) console.log(indent(t(lang, 'failure.expected', { value: f.expected }), '      '))
-  if (f?.got !== undefined) console.log(indent(t(lang, 'failure.got', { value: f.got }), '      '))
-  console.log(chalk.yellow(indent(t(lang, 'failure.hint', { hint }), '      ')))
-  if (f?.serverLog) console.log(chalk.dim(indent(t(lang, 'failure.serverLog', { log: f.serverLog }), '      ')))
+  for (const block of failureBlocks(r, lang)) console.log(FAILURE_STYLE[block.kind](indent(block.text, '      ')))
 }
 
-function printExchange(e: Exchange, lang: Lang) {
-  console.log(chalk.dim(`      ${t(lang, 'failure.sent')}`))
-  console.log(indent(toCurl(e.request), '        '))
-  console.log(chalk.dim(`      ${t(lang, 'failure.cameBack')}`))
-  console.log(indent(describeResponse(e), '        '))
+type FailureBlock = { kind: 'message' | 'label' | 'evidence' | 'hint' | 'log'; text: string }
+
+const FAILURE_STYLE: Record<FailureBlock['kind'], (text: string) => string> = {
+  message: chalk.red,
+  label: chalk.dim,
+  evidence: (text) => text,
+  hint: chalk.yellow,
+  log: chalk.dim,
+}
+
+/**
+ * A failed check's account, block by block: what failed, the request as sent
+ * (a curl line) and what came back, expected and got, the hint, the server's
+ * last log lines. The terminal colours each kind; a platform's result
+ * document (grader/output/gradescope.ts) shows them as plain text.
+ */
+export function failureBlocks(r: CheckResult, lang: Lang = 'en'): FailureBlock[] {
+  const { hint } = checkText(lang, r)
+  const label = r.status === 'timeout' ? 'failure.timedOut' : r.status === 'error' ? 'failure.error' : 'failure.failed'
+  const f = r.failure
+  const blocks: FailureBlock[] = [{ kind: 'message', text: t(lang, label, { message: r.message }) }]
+  if (f?.exchange)
+    blocks.push(
+      { kind: 'label', text: t(lang, 'failure.sent') },
+      { kind: 'evidence', text: indent(toCurl(f.exchange.request), '  ') },
+      { kind: 'label', text: t(lang, 'failure.cameBack') },
+      { kind: 'evidence', text: indent(describeResponse(f.exchange), '  ') },
+    )
+  if (f?.expected !== undefined) blocks.push({ kind: 'evidence', text: t(lang, 'failure.expected', { value: f.expected }) })
+  if (f?.got !== undefined) blocks.push({ kind: 'evidence', text: t(lang, 'failure.got', { value: f.got }) })
+  blocks.push({ kind: 'hint', text: t(lang, 'failure.hint', { hint }) })
+  if (f?.serverLog) blocks.push({ kind: 'log', text: t(lang, 'failure.serverLog', { log: f.serverLog }) })
+  return blocks
 }
 
 export function printVerboseExchange(e: Exchange) {
@@ -87,21 +108,32 @@ export function printVerboseExchange(e: Exchange) {
   console.log(chalk.dim(`      ← ${status} ${(e.response?.body ?? e.error ?? '').slice(0, 160)} (${e.ms} ms)`))
 }
 
+/** PASSED or FAILED, as plain words (a platform's result document shows them as text). */
+export const verdictWord = (passed: boolean, lang: Lang = 'en'): string => t(lang, passed ? 'summary.passed' : 'summary.failed')
+
 /** PASSED or FAILED, coloured. */
 export const verdictOf = (passed: boolean, lang: Lang = 'en'): string =>
-  passed ? chalk.green.bold(t(lang, 'summary.passed')) : chalk.red.bold(t(lang, 'summary.failed'))
+  passed ? chalk.green.bold(verdictWord(true, lang)) : chalk.red.bold(verdictWord(false, lang))
 
-export function printSummary(g: GradeResult, lang: Lang = 'en') {
+/**
+ * The verdict line, then the regression checks' tally when any ran: what the
+ * terminal prints under a grade, and what an autograder platform shows above
+ * its tests (grader/output/gradescope.ts), so both say the same score the same way.
+ */
+export function verdictLines(g: GradeResult, lang: Lang = 'en', verdict = verdictOf): string[] {
   // The score and its counts are the stage's own checks'; the regression checks get a line of their own, outside the score.
   const own = g.checks.filter((c) => !c.regression)
-  const unjudged = g.checks.filter((c) => c.status === 'not-judged')
   const tally = { ...tallyOf(own), failed: own.filter(isFailure).length, unjudged: own.filter((c) => c.status === 'not-judged').length }
   const counts = tally.unjudged ? t(lang, 'summary.countsUnjudged', tally) : t(lang, 'summary.counts', tally)
   const seconds = (g.durationMs / 1000).toFixed(1)
-  const line = { verdict: verdictOf(g.passed, lang), number: g.stage, score: g.score, maxScore: g.maxScore, counts, seconds }
-  console.log(`\n${t(lang, 'summary.line', line)}`)
+  const line = { verdict: verdict(g.passed, lang), number: g.stage, score: g.score, maxScore: g.maxScore, counts, seconds }
   const regression = tallyOf(g.checks.filter((c) => c.regression))
-  if (regression.ran) console.log(t(lang, 'summary.regression', regression))
+  return [t(lang, 'summary.line', line), ...(regression.ran ? [t(lang, 'summary.regression', regression)] : [])]
+}
+
+export function printSummary(g: GradeResult, lang: Lang = 'en') {
+  const unjudged = g.checks.filter((c) => c.status === 'not-judged')
+  console.log(`\n${verdictLines(g, lang).join('\n')}`)
   console.log(t(lang, 'summary.rerun', { seed: g.seed, rerun: chalk.bold(g.rerun) }))
   const skipped = g.checks.filter((c) => c.status === 'skipped')
   // Each skipped check's line above says why (a --server command, or a stage on PostgreSQL).
