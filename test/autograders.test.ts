@@ -79,6 +79,22 @@ describe.concurrent('Gradescope: run_autograder in an emulated /autograder', () 
   })
 })
 
+describe('Gradescope: the autograder zip', () => {
+  it('holds setup.sh and run_autograder at its root, the stage it grades, and no solutions/', { timeout: LIMIT_MS }, async () => {
+    const zip = join(scratch.path, 'stage2.zip')
+    const built = await run('bash', [join(repoRoot, 'gradescope', 'build.sh'), '2', zip], { cwd: scratch.path, env: env({}), timeout: LIMIT_MS })
+    expect(built.stdout).toContain('stage 2, course at ')
+    const listed = (await run('unzip', ['-Z1', zip])).stdout.split('\n')
+    expect(listed).toEqual(expect.arrayContaining(['setup.sh', 'run_autograder', 'gradescope/stage', 'course.json', 'grader/cli/grade.ts']))
+    expect(listed.filter((f) => f.startsWith('solutions/'))).toEqual([])
+    expect((await run('unzip', ['-p', zip, 'gradescope/stage'])).stdout).toBe('2\n')
+    // Gradescope runs run_autograder as an executable: the zip keeps its mode.
+    expect((await run('unzip', ['-Z', zip, 'run_autograder'])).stdout).toMatch(/^-rwx/)
+    const unknown = await run('bash', [join(repoRoot, 'gradescope', 'build.sh'), '9', zip], { env: env({}) }).catch((e) => e)
+    expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringContaining('no stage 9 in this course')])
+  })
+})
+
 describe('Classroom 50: autograder.py in a learner checkout', () => {
   it('grades the pinned closed-book copy, and leaves a v1 result.json with the runner identity', { timeout: LIMIT_MS }, async () => {
     const bundle = join(scratch.path, 'bundle')

@@ -20,7 +20,7 @@ export function ungradedTest(result: GradeResult): UngradedTest | undefined {
   if (result.gradable) return undefined
   const first = result.checks.find((c) => !c.passed)
   const hint = first?.hint ? [t('en', 'failure.hint', { hint: first.hint })] : []
-  const summary = "Nothing was graded: this attempt's 0 is no verdict on your code. Fix what the test below says, then submit again."
+  const summary = "Nothing was graded: this attempt's 0 is no verdict on your code. Fix what stopped it, then submit again."
   if (result.refused)
     return {
       name: `stage ${result.stage}: the answer was refused`,
