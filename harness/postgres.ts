@@ -8,17 +8,18 @@
 // class: it installs process-wide exit hooks and keeps the server in our
 // process group, and we need the server registered with processes.ts (killed
 // on exit and Ctrl-C) and killed by the kernel if the grader itself dies.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { arch, platform, tmpdir, userInfo } from 'node:os'
+import { arch, platform } from 'node:os'
 import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { installPgClock, setPgClock } from './pgClock.ts'
 import { CLUSTER_PREFIX, markMaker, removeOrphanedClusters } from './pgLeftovers.ts'
 import { childEnv, onCleanup, track } from './processes.ts'
+import { asRoot, dropToNobody, NOBODY, reachableTmpBase, runsAsNobody } from './unprivileged.ts'
 
 export type PgDatabase = {
   name: string
@@ -42,11 +43,8 @@ export type PgServer = {
   stop(): Promise<void>
 }
 
-/** PostgreSQL refuses to run as root; as root we run it as `nobody`, who exists on every Linux. */
-const NOBODY = 65534
-const asRoot = () => platform() !== 'win32' && userInfo().uid === 0
-/** Where the cluster lives: as root, under /tmp, which `nobody` can always reach (a TMPDIR may be private to root). */
-export const clusterBaseDir = () => (asRoot() ? '/tmp' : tmpdir())
+/** Where the cluster lives: PostgreSQL refuses to run as root, so as root it runs as nobody (unprivileged.ts), who must reach it. */
+export const clusterBaseDir = reachableTmpBase
 
 let databases = 0
 const newDatabaseName = () => `lab_${process.pid}_${Date.now().toString(36)}_${++databases}`
@@ -125,14 +123,7 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
   return { initdb: join(copy, 'bin', 'initdb'), postgres: join(copy, 'bin', 'postgres') }
 }
 
-function runsAsNobody(file: string): boolean {
-  return spawnSync('setpriv', [...dropToNobody(), file, '--version'], { stdio: 'ignore' }).status === 0
-}
-
 /** setpriv (util-linux): as nobody when we are root; killed by the kernel when the grader dies (Linux). */
-function dropToNobody(): string[] {
-  return [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups']
-}
 function launcher(): string[] {
   if (platform() !== 'linux') return []
   return ['setpriv', ...(asRoot() ? dropToNobody() : []), '--pdeathsig=KILL']

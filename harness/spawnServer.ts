@@ -15,6 +15,7 @@ import { releasePidsCgroup } from './limits.ts'
 import { type SandboxedCommand, sandboxed, type SandboxSpec } from './sandbox.ts'
 import { KeptLog, ListeningWatch } from './serverLog.ts'
 import { commandSandbox, type ServerCommand } from './serverCommand.ts'
+import { asNobody } from './unprivileged.ts'
 
 export type ServerOptions = {
   stageDir: string
@@ -36,6 +37,8 @@ export type ServerOptions = {
   confineAsStage?: number
   /** Run it in a sandbox (sandbox.ts): no network, so it listens on a Unix socket next to its database. */
   sandbox?: SandboxSpec
+  /** Without a sandbox, run it as nobody (isolation.ts, "user"): the grader is root, and its database folder is nobody's. */
+  asUser?: boolean
   /** A server of any language (`--server CMD`) instead of bank/main.ts; same environment, same handling. */
   command?: ServerCommand
   /** The grade's timeline: every start stands at its moment, and it moves the server from then on (gradeClock.ts). */
@@ -108,9 +111,11 @@ export function serverArgs(options: ServerOptions): string[] {
 export const serverCwd = (options: ServerOptions) =>
   options.command ? options.command.cwd : confinedStage(options) === undefined ? repoRoot : options.stageDir
 
-/** The program and argv that start the server: node itself (or the --server command), or bwrap around it. */
+/** The program and argv that start the server: node itself (or the --server command), bwrap around it, or setpriv (as nobody). */
 export function serverCommand(options: ServerOptions, env: Record<string, string>): SandboxedCommand {
   const { command } = options
+  if (options.asUser && !options.sandbox)
+    return asNobody(command ? { file: command.argv[0]!, args: command.argv.slice(1) } : { file: process.execPath, args: serverArgs(options) })
   if (command) {
     const spec = options.sandbox && commandSandbox(options.sandbox, command)
     return sandboxed(spec, env, command.argv, { graceful: true, chdir: command.cwd, path: spec ? spec.path : undefined })

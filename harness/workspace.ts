@@ -1,13 +1,14 @@
 // Where a grading run keeps its things: a temp folder for database files, and,
 // when grading another checkout, an overlay of that checkout's learner files on
 // this course's own stage folders.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { quote } from 'shell-quote'
 import type { Stage } from './course.ts'
 import { onCleanup } from './processes.ts'
 import { repoRoot } from './paths.ts'
+import { NOBODY, reachableTmpBase } from './unprivileged.ts'
 
 /** Which copy of the learner files to grade. */
 export type Source = { kind: 'starter' } | { kind: 'solution' } | { kind: 'dir'; path: string }
@@ -32,14 +33,36 @@ export type ScanTarget = {
 }
 
 export class Workspace {
-  readonly tmp = mkdtempSync(join(tmpdir(), 'idem-lab-'))
+  /** The data folder: the one folder its servers write. */
+  readonly tmp: string
   private overlayRoot: string | undefined
   private builds: string | undefined
   private dbCount = 0
   /** Also removes the folders if the grader is stopped by a signal. */
   private readonly forget = onCleanup(() => this.dispose())
 
-  constructor(readonly source: Source) {}
+  /**
+   * `forNobody`: its servers run as nobody (isolation.ts, "user"): the data
+   * folder is nobody's, and the bundles and the overlay are made readable to
+   * nobody, not writable; all of them where nobody can reach them.
+   */
+  constructor(
+    readonly source: Source,
+    private readonly forNobody = false,
+  ) {
+    this.tmp = mkdtempSync(join(this.base(), 'idem-lab-'))
+    if (forNobody) chownSync(this.tmp, NOBODY, NOBODY)
+  }
+
+  private base(): string {
+    return this.forNobody ? reachableTmpBase() : tmpdir()
+  }
+
+  /** mkdtemp makes a folder only its owner may enter: nobody must read the code it holds. */
+  private readable(dir: string): string {
+    if (this.forNobody) chmodSync(dir, 0o755)
+    return dir
+  }
 
   newDbPath(): string {
     return join(this.tmp, `bank-${++this.dbCount}.sqlite`)
@@ -51,7 +74,7 @@ export class Workspace {
    * bundle and cannot change it.
    */
   get buildDir(): string {
-    this.builds ??= mkdtempSync(join(tmpdir(), 'idem-lab-build-'))
+    this.builds ??= this.readable(mkdtempSync(join(this.base(), 'idem-lab-build-')))
     return this.builds
   }
 
@@ -92,7 +115,7 @@ export class Workspace {
     if (!this.overlayRoot) {
       const base = join(repoRoot, '.lab', 'work')
       mkdirSync(base, { recursive: true })
-      this.overlayRoot = mkdtempSync(join(base, 'run-'))
+      this.overlayRoot = this.readable(mkdtempSync(join(base, 'run-')))
     }
     const target = join(this.overlayRoot, stage.folder)
     if (existsSync(target)) return target

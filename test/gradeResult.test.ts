@@ -27,6 +27,8 @@ const gradeToJson = (name: string, args: string[]) => gradeAsJson<GradeResult>(s
 
 const checkout = (name: string, stage: number, file: string, text: string) => checkoutWith(scratch.path, name, stage, file, text)
 
+/** The result without its isolation level, which every result must state. */
+const unisolated = ({ isolation: _, ...rest }: Record<string, unknown>) => rest
 const expectValid = (result: unknown) => expect(validate(result) ? [] : validate.errors).toEqual([])
 
 describe.concurrent('the --json result contract', () => {
@@ -52,6 +54,8 @@ describe.concurrent('the --json result contract', () => {
       { ...result, gradable: true, server: { started: false, reason: 'did not start' } },
       { ...result, checks: result.checks.map(({ regression: _, ...check }) => check) },
       { ...result, total: result.score },
+      unisolated(result),
+      { ...result, isolation: 'root' },
     ])
       expect(validate(broken), JSON.stringify(broken).slice(0, 200)).toBe(false)
   })

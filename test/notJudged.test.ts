@@ -56,6 +56,7 @@ describe('a check left unjudged', () => {
     passed: false,
     score: points,
     maxScore: 12,
+    isolation: 'bwrap',
     durationMs: 1,
     rerun: 'npm run grade -- 3 --seed 1',
     checks: [

@@ -55,6 +55,7 @@ export function result(seed: number, marks: Partial<Record<CheckId, Mark | 'skip
     // The stage's own checks, as the grader counts them: the regression checks are listed, not scored.
     score: checks.filter((c) => c.stage === stage).reduce((s, c) => s + c.points, 0),
     maxScore: checks.filter((c) => c.stage === stage).reduce((s, c) => s + c.maxPoints, 0),
+    isolation: 'bwrap' as const,
     durationMs: 1234,
     rerun: `npm run grade -- ${stage} --seed ${seed} --dir /class/x`,
     checks,

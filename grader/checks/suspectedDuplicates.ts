@@ -1,6 +1,6 @@
 // The grader's own answer to stage 0's exercise, written in TypeScript (not
 // SQL) so it checks the learner's query instead of repeating it.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { chownSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '#bank/db.ts'
 import type { LedgerEntry } from '#harness/bankClient.ts'
@@ -115,5 +115,10 @@ export function craftLedger(rng: Rng, folder: string) {
     return entry
   })
   db.close()
+  // The learner's query opens it as the grade's servers run: as the data
+  // folder's owner (nobody, when a root grader runs them so: harness/isolation.ts),
+  // who must enter the folder and write SQLite's -shm file beside it.
+  const owner = statSync(folder)
+  if (process.getuid && owner.uid !== process.getuid()) for (const made of [dir, path]) chownSync(made, owner.uid, owner.gid)
   return { path, entries, dispose: () => rmSync(dir, { recursive: true, force: true }) }
 }

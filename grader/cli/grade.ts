@@ -9,11 +9,22 @@ import { exitUnlessInterrupted, installSignalCleanup, interrupted } from '#harne
 import { nextStep } from '../output/nextStep.ts'
 import { LOOP_OPTIONS, LOOP_USAGE, LoopOptionError, loopGradeOptions } from './options.ts'
 import { t } from '#harness/i18n/messages.ts'
-import { printCheck, printDatabaseStart, printHeader, printKept, stageHeadings, printSummary, printVerboseExchange, verdictOf } from '../output/report.ts'
+import {
+  printCheck,
+  printDatabaseStart,
+  printHeader,
+  printKept,
+  printUnconfined,
+  stageHeadings,
+  printSummary,
+  printVerboseExchange,
+  verdictOf,
+} from '../output/report.ts'
 import { newSeed } from '#harness/rng.ts'
 import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from '../roster/roster.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { sandboxPolicy, SandboxUnavailableError } from '#harness/sandbox.ts'
+import { ALLOW_UNCONFINED, isolationOf, refuseUnconfined, UnconfinedError } from '#harness/isolation.ts'
 import { parseServerCommand, ServerCommandError } from '#harness/serverCommand.ts'
 import { isFailure } from '../engine/checkResult.ts'
 import type { GradeResult } from '../grade.ts'
@@ -44,7 +55,11 @@ const USAGE = `usage: npm run grade -- <stage|all> [options]
                    else en); requests, responses, --json and rosters stay English
 ${LOOP_USAGE}
   --no-sandbox     run the learner's code without the bubblewrap sandbox (used when
-                   bwrap is available; a roster refuses to run without it)
+                   bwrap is available; a roster refuses to run without it). Without
+                   it, a grader that is root runs the code as nobody
+  --require-isolation
+                   refuse (exit 2) to run the code with neither the sandbox nor
+                   another user, unless ${ALLOW_UNCONFINED}=1; --format implies it
   --real-clock     wait out every lease and TTL on the host's clock instead of
                    moving the grade's clock (slower; as for a --server without
                    PUT /admin/clock)
@@ -81,6 +96,7 @@ async function main(): Promise<number> {
       'real-clock': { type: 'boolean', default: false },
       histories: { type: 'string' },
       coverage: { type: 'boolean', default: false },
+      'require-isolation': { type: 'boolean', default: false },
       // For the roster's grader children: the sandbox is required, and the result goes to a pipe.
       sandbox: { type: 'boolean', default: false },
       'json-fd': { type: 'string' },
@@ -151,17 +167,20 @@ async function main(): Promise<number> {
   // A learner's own runs keep the sandbox's compile cache; another checkout's never
   // do (a roster child's, a --dir): the next grading would load what it wrote.
   const sandboxTmp = values.sandbox || source.kind === 'dir' ? undefined : resolve(repoRoot, '.lab', 'sandbox-tmp')
+  // Decided here as the grade decides it (the probe runs once per process).
+  // An autograder platform (--format) or the CI template grades other people's
+  // code for a record: no quiet fallback to none there.
+  const isolation = isolationOf(sandbox)
+  if (format || values['require-isolation']) refuseUnconfined(isolation)
+  // What is graded, when it is not the course's own stages/ (the learner's own code) or solutions/ (ours).
+  const someoneElses = server ? `--server ${server.line}` : source.kind === 'dir' ? source.path : undefined
   if (!stage) {
     if (repeat !== 1 || loop.partial || loop.keep || server) throw new UsageError('all excludes --repeat, --only, --no-regression, --keep and --server')
+    if (someoneElses) printUnconfined(isolation, someoneElses, lang)
     return gradeAll({ source, seed: firstSeed, verbose: values.verbose, json: values.json, sandbox, sandboxTmp, lang })
   }
-  const where = server
-    ? `--server ${server.line}`
-    : source.kind === 'starter'
-      ? `stages/${stage.folder}`
-      : source.kind === 'solution'
-        ? `solutions/${stage.folder}`
-        : source.path
+  const where = someoneElses ?? (source.kind === 'starter' ? `stages/${stage.folder}` : `solutions/${stage.folder}`)
+  if (someoneElses) printUnconfined(isolation, someoneElses, lang)
 
   // Loaded here, not at the top: a check module that fails to load is the
   // grader failing (exit 2), not a failed grade.
@@ -232,6 +251,11 @@ main().then(
   (code) => exitUnlessInterrupted(code),
   (error) => {
     if (interrupted()) return
+    // One line, no usage: the command was right, the machine is not.
+    if (error instanceof UnconfinedError) {
+      console.error(chalk.red(error.message))
+      process.exit(2)
+    }
     if (
       error instanceof UsageError ||
       error instanceof UnknownStageError ||

@@ -11,6 +11,7 @@ import { t } from '#harness/i18n/messages.ts'
 import { isNotStarted, notStartedProgress, renderProgress, stageProgress, type StageProgress } from '../output/progress.ts'
 import { printCheck, printDatabaseStart, printHeader, stageHeadings, printSummary, printVerboseExchange } from '../output/report.ts'
 import { type GradeResult, RESULT_SCHEMA } from '#grader/engine/gradeResult.ts'
+import { type Isolation, isolationOf } from '#harness/isolation.ts'
 import { InterruptedError, interrupted } from '#harness/processes.ts'
 import { describeSource, type Source } from '#harness/workspace.ts'
 import { rerunCommand } from '../engine/rerun.ts'
@@ -43,7 +44,7 @@ export async function gradeAll(o: GradeAllOptions): Promise<number> {
       const gradeIt = `npm run grade -- ${stage.number}${describeSource(o.source)}`
       console.log(chalk.dim(`  ${t(o.lang, 'all.notStarted', { command: gradeIt })}`))
       const maxScore = maxScoreOfGrade(stage)
-      stages.push(notStartedGrade(stage, o.seed, maxScore, rerunCommand(stage.number, o.seed, o.source)))
+      stages.push(notStartedGrade(stage, o.seed, maxScore, rerunCommand(stage.number, o.seed, o.source), isolationOf(!!o.sandbox)))
       progress.push(notStartedProgress(stage, maxScore))
       continue
     }
@@ -73,7 +74,7 @@ export async function gradeAll(o: GradeAllOptions): Promise<number> {
 }
 
 /** What --json says of a stage not started: nothing graded (no server, no check run), and not passed (a starter fails). */
-function notStartedGrade(stage: Stage, seed: number, maxScore: number, rerun: string): StageGrade {
+function notStartedGrade(stage: Stage, seed: number, maxScore: number, rerun: string, isolation: Isolation): StageGrade {
   return {
     schema: RESULT_SCHEMA,
     stage: stage.number,
@@ -85,6 +86,8 @@ function notStartedGrade(stage: Stage, seed: number, maxScore: number, rerun: st
     passed: false,
     score: 0,
     maxScore,
+    // Nothing of it ran: the isolation its grade would have had.
+    isolation,
     durationMs: 0,
     serverStartMs: 0,
     serverStarts: 0,

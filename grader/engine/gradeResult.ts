@@ -8,6 +8,7 @@
 // checks. A grade also runs earlier stages' checks as regression; they judge
 // layers the stage folder receives solved (given/), so they are listed,
 // marked `regression`, and never add to the stage's score.
+import type { Isolation } from '#harness/isolation.ts'
 import type { CheckResult } from './checkResult.ts'
 import type { KeptServer } from './keep.ts'
 
@@ -37,6 +38,8 @@ export type GradeResult = {
   /** The stage's score: its own checks' points (stageScore). */
   score: number
   maxScore: number
+  /** How far the graded code was kept from the grader: bwrap, user (run as nobody) or none (harness/isolation.ts). */
+  isolation: Isolation
   durationMs: number
   /** How long the first server took to start (spawn to GET /health 200): the report names a slow start. */
   serverStartMs: number

@@ -17,6 +17,7 @@ import { stageByNumber, type Stage } from '#harness/course.ts'
 import { GradeClock } from '#harness/gradeClock.ts'
 import type { Exchange } from '#harness/http.ts'
 import { databasesPerPath, startPostgres, type GradeDatabases, type PgServer } from '#harness/postgres.ts'
+import { type Isolation, isolationOf } from '#harness/isolation.ts'
 import { InterruptedError, interrupted } from '#harness/processes.ts'
 import { stageSandbox, type SandboxSpec } from '#harness/sandbox.ts'
 import { buildServer } from '#harness/serverBuild.ts'
@@ -124,6 +125,7 @@ export async function runGrading(options: GradeOptions, checks: GradedCheck[]): 
     refused,
     passed: results.every((r) => r.passed),
     ...stageScore(graded, results),
+    isolation: grading.isolation,
     durationMs: Math.round(performance.now() - started),
     serverStartMs: grading.serverStartMs,
     serverStarts: grading.pool.starts,
@@ -157,6 +159,8 @@ export class Grading {
     readonly workspace: Workspace,
     readonly clock: GradeClock,
     private readonly pg: GradeDatabases | undefined,
+    /** How far the learner's code is kept from the grader (isolation.ts): decided once, in prepare(). */
+    readonly isolation: Isolation,
   ) {
     // The grader's own token (bank/auth.ts): what lets the grade's banks have a clock the grade moves.
     this.adminToken = newGraderToken()
@@ -166,7 +170,11 @@ export class Grading {
     this.scanned = workspace.scanTarget(graded)
     // A --server command loads none of our code: there is no answer to copy.
     this.found = { copied: options.server ? '' : describeRefusals(findCopiedAnswers(this.scanned)) }
-    this.exports = new LearnerExports(workspace.buildDir, options.sandbox ? { dataDir: workspace.tmp, tmp: options.sandboxTmp } : undefined)
+    this.exports = new LearnerExports(
+      workspace.buildDir,
+      options.sandbox ? { dataDir: workspace.tmp, tmp: options.sandboxTmp } : undefined,
+      isolation === 'user',
+    )
     this.pool = new InstancePool(
       {
         sharedDb: this.sharedDb,
@@ -193,7 +201,8 @@ export class Grading {
     }
     // The bank always offers PUT /admin/clock; the self-tests' scenario servers (entry) never do, and a --server is asked once it runs.
     const clock = new GradeClock(!options.realClock && !options.entry)
-    return new Grading(options, graded, new Workspace(options.source ?? { kind: 'starter' }), clock, pg)
+    const isolation = isolationOf(!!options.sandbox)
+    return new Grading(options, graded, new Workspace(options.source ?? { kind: 'starter' }, isolation === 'user'), clock, pg, isolation)
   }
 
   /** After a failure: watch mode and --keep stop at the first one, unless it was a start failure or a hang (the rest is already told). */
@@ -309,7 +318,9 @@ export class Grading {
   private async newServer(dbPath: string, settings: Partial<Settings>, clock: GradeClock, warm?: ServerOptions['warm']): Promise<ServerProcess> {
     const { options, workspace, adminToken } = this
     const env = { ...(await this.pg?.envFor(dbPath, clock)), ...settingsEnv(settings) }
-    const common = { clock, dbPath, adminToken, env, startTimeoutMs: options.startTimeoutMs, stageDir: workspace.stageDir(this.graded), warm }
+    // The self-tests' scenario servers (entry) are the grader's own code: never run as nobody.
+    const asUser = this.isolation === 'user' && !options.entry
+    const common = { clock, dbPath, adminToken, env, startTimeoutMs: options.startTimeoutMs, stageDir: workspace.stageDir(this.graded), warm, asUser }
     if (options.server)
       return new ServerProcess({
         ...common,

@@ -6,6 +6,7 @@ import { describeResponse, toCurl, type Exchange } from '#harness/http.ts'
 import type { Lang } from '#harness/i18n/language.ts'
 import { t } from '#harness/i18n/messages.ts'
 import { checkText, stageText } from '#harness/i18n/packs.ts'
+import type { Isolation } from '#harness/isolation.ts'
 import type { PgServer } from '#harness/postgres.ts'
 import type { KeptServer } from '../engine/keep.ts'
 import { isFailure, type CheckResult } from '../engine/checkResult.ts'
@@ -21,6 +22,15 @@ const indent = (text: string, pad: string) =>
 export function printHeader(stage: Stage, seed: number, where: string, lang: Lang = 'en') {
   const heading = t(lang, 'header.stage', { number: stage.number, title: stageText(lang, stage).title })
   console.log(chalk.bold(`\n${heading}`) + chalk.dim(`  ${t(lang, 'header.where', { where, seed })}`))
+}
+
+/**
+ * Above the header of a grade of someone else's code (--dir, --server) that
+ * runs with no isolation at all: a grade of the course's own stages/ runs
+ * the learner's own code, which may do as they may anyway.
+ */
+export function printUnconfined(isolation: Isolation, where: string, lang: Lang = 'en') {
+  if (isolation === 'none') console.log(chalk.red.bold(`\n${t(lang, 'header.unconfined', { where })}`))
 }
 
 /**

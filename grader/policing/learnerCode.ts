@@ -6,7 +6,7 @@
 // started with plain node; it is sandboxed when the grade is, and confined
 // like the stage's server otherwise, so a computed path cannot read solutions/.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { chownSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import { bundle } from '#harness/bundle.mjs'
@@ -17,6 +17,7 @@ import { childEnv, onCleanup, signalGroup, track } from '#harness/processes.ts'
 import { exportSandbox, sandboxed } from '#harness/sandbox.ts'
 import { startCeilingMs } from '#harness/spawnServer.ts'
 import { stageReach } from '#harness/stageReach.ts'
+import { asNobody, NOBODY, reachableTmpBase } from '#harness/unprivileged.ts'
 import type { CallResult, ExportRequest } from './callExport.ts'
 import { deniedSolutionRead } from './copiedAnswers.ts'
 
@@ -38,6 +39,8 @@ export class LearnerExports {
   constructor(
     private readonly buildDir: string,
     private readonly sandbox: { dataDir: string; tmp?: string } | undefined,
+    /** Without a sandbox, the child runs as nobody (isolation.ts, "user"). */
+    private readonly asUser = false,
   ) {}
 
   /**
@@ -55,14 +58,15 @@ export class LearnerExports {
       throw new CheckFailure(`loading ${file} failed:\n${(error as Error).message}`)
     }
     // A TMPDIR of its own, never the one the grader uses.
-    const own = exportTmp()
+    const own = exportTmp(this.asUser)
     const env = childEnv({ TMPDIR: own })
     const files = request.kind === 'query' ? request.files.map(dirname) : []
     // Sandboxed when the grading is (sandbox.ts); otherwise confined like the stage's server (confinement.ts).
     const permissions =
       !this.sandbox && Number.isInteger(stage) ? confinementArgs({ stage, readable: [folder, this.buildDir, ...files], writable: [own], cwd: folder }) : []
     const sandbox = this.sandbox ? exportSandbox(file, this.buildDir, this.sandbox.dataDir, this.sandbox.tmp) : undefined
-    const command = sandboxed(sandbox, env, [process.execPath, ...permissions, built])
+    const node = [process.execPath, ...permissions, built]
+    const command = this.asUser && !sandbox ? asNobody({ file: node[0]!, args: node.slice(1) }) : sandboxed(sandbox, env, node)
     const child = spawn(command.file, command.args, {
       cwd: permissions.length ? folder : repoRoot,
       detached: true,
@@ -117,14 +121,19 @@ export class LearnerExports {
   }
 }
 
-let tmp: string | undefined
+const tmps = new Map<boolean, string>()
 
-/** One private TMPDIR per grader process for the export calls: learner code never writes into the grader's own. */
-function exportTmp(): string {
-  if (!tmp) {
-    const dir = mkdtempSync(join(tmpdir(), 'idem-export-'))
-    onCleanup(() => rmSync(dir, { recursive: true, force: true }))
-    tmp = dir
+/**
+ * One private TMPDIR per grader process for the export calls: learner code
+ * never writes into the grader's own. One of nobody's for the calls run as nobody.
+ */
+function exportTmp(forNobody: boolean): string {
+  let dir = tmps.get(forNobody)
+  if (!dir) {
+    const made = mkdtempSync(join(forNobody ? reachableTmpBase() : tmpdir(), 'idem-export-'))
+    if (forNobody) chownSync(made, NOBODY, NOBODY)
+    onCleanup(() => rmSync(made, { recursive: true, force: true }))
+    tmps.set(forNobody, (dir = made))
   }
-  return tmp
+  return dir
 }

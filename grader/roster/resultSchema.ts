@@ -30,6 +30,7 @@ export const gradeResultSchema = z
     passed: z.boolean(),
     score: z.number().int().min(0),
     maxScore: z.number().int().min(0),
+    isolation: z.enum(['bwrap', 'user', 'none']),
     durationMs: z.number().min(0),
     rerun: z.string(),
     checks: z.array(checkSchema),

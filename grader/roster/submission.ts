@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { checksOfGrade } from '../checks/index.ts'
 import { skippedOnDatabase } from '../engine/check.ts'
 import { isRegression, RESULT_SCHEMA, stageScore } from '../engine/gradeResult.ts'
+import { isolationOf } from '#harness/isolation.ts'
 import type { Stage } from '#harness/course.ts'
 import { commandArgv } from '#harness/commands.ts'
 import { repoRoot } from '#harness/paths.ts'
@@ -197,6 +198,8 @@ function zeroResult(o: SubmissionOptions, status: 'timeout' | 'error', message: 
     refused: null,
     passed: false,
     ...stageScore(o.stage.number, checks),
+    // The child's, which decides the same way on the same machine.
+    isolation: isolationOf(o.sandbox),
     durationMs,
     rerun: rerunCommand(o.stage.number, o.seed, { kind: 'dir', path: o.checkout }, undefined, { histories: o.histories }),
     checks,

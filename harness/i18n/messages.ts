@@ -9,6 +9,9 @@ export const MESSAGES = {
   // A grade's header and the stage headings above its checks (grader/output/report.ts).
   'header.stage': 'Stage {number} · {title}',
   'header.where': '({where}, seed {seed})',
+  // Above a grade of someone else's code that runs with no isolation at all (harness/isolation.ts).
+  'header.unconfined':
+    'NOT ISOLATED: the code in {where} runs as your own user, with no sandbox, and may read and write whatever you can (docs/instructors.md)',
   'heading.stage': 'stage {number}',
   'heading.regression': 'stage {number} (regression)',
   'database.starting': 'starting PostgreSQL for stage {number} …',
