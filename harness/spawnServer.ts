@@ -39,6 +39,8 @@ export type ServerOptions = {
   sandbox?: SandboxSpec
   /** Without a sandbox, run it as nobody (isolation.ts, "user"): the grader is root, and its database folder is nobody's. */
   asUser?: boolean
+  /** It must live on after the grader exits (--keep): as nobody, the kernel must not kill it with its parent. */
+  outlivesGrader?: boolean
   /** A server of any language (`--server CMD`) instead of bank/main.ts; same environment, same handling. */
   command?: ServerCommand
   /** The grade's timeline: every start stands at its moment, and it moves the server from then on (gradeClock.ts). */
@@ -115,7 +117,9 @@ export const serverCwd = (options: ServerOptions) =>
 export function serverCommand(options: ServerOptions, env: Record<string, string>): SandboxedCommand {
   const { command } = options
   if (options.asUser && !options.sandbox)
-    return asNobody(command ? { file: command.argv[0]!, args: command.argv.slice(1) } : { file: process.execPath, args: serverArgs(options) })
+    return asNobody(command ? { file: command.argv[0]!, args: command.argv.slice(1) } : { file: process.execPath, args: serverArgs(options) }, {
+      outlivesGrader: options.outlivesGrader,
+    })
   if (command) {
     const spec = options.sandbox && commandSandbox(options.sandbox, command)
     return sandboxed(spec, env, command.argv, { graceful: true, chdir: command.cwd, path: spec ? spec.path : undefined })

@@ -47,7 +47,7 @@ describe('Gradescope results.json', () => {
     ])
     expect(doc.tests.map((t) => t.extra_data.check)).toEqual(r.checks.map((c) => c.id))
     expect(doc.tests.every((t) => t.extra_data.seed === r.seed && t.extra_data.digest)).toBe(true)
-    expect(doc.extra_data).toMatchObject({ seed: r.seed, gradable: true, rerun: r.rerun })
+    expect(doc.extra_data).toMatchObject({ seed: r.seed, gradable: true, rerun: r.rerun, isolation: r.isolation })
     // The tests' points add up to the score: the regression ones count for nothing.
     expect(sum(doc.tests.map((t) => t.score))).toBe(doc.score)
     expect(sum(doc.tests.map((t) => t.max_score))).toBe(r.maxScore)
@@ -97,7 +97,7 @@ describe('Classroom 50 result.json', () => {
     const r = results.passing
     const doc = toClassroom50(r)
     expect(doc).toMatchObject({ schema: 'classroom50/result/v1', score: r.score, 'max-score': r.maxScore })
-    expect(doc['idem-lab']).toMatchObject({ schema: r.schema, seed: r.seed, gradable: true, rerun: r.rerun })
+    expect(doc['idem-lab']).toMatchObject({ schema: r.schema, seed: r.seed, gradable: true, rerun: r.rerun, isolation: r.isolation })
     const numbers = doc.tests.flatMap((t) => [t.score, t['max-score']])
     expect(numbers.every(Number.isInteger)).toBe(true)
     expect(sum(doc.tests.map((t) => t.score))).toBe(doc.score)

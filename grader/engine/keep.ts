@@ -38,8 +38,9 @@ export async function keepServer(server: ServerProcess, workspace: Workspace, ad
   const folders = workspace.keep()
   const log = join(workspace.tmp, 'kept-server.log')
   const out = openSync(log, 'a')
-  // The learner's own server, kept for curl: on a port, outside any sandbox.
-  const options = { ...server.options, sandbox: undefined }
+  // The learner's own server, kept for curl: on a port, outside any sandbox
+  // (as nobody still, for a root grader: isolation "user").
+  const options = { ...server.options, sandbox: undefined, outlivesGrader: true }
   const env = serverEnv(options, port)
   const { file, args } = serverCommand(options, env) // bank/main.ts, or the --server command
   const child = spawn(file, args, {

@@ -6,6 +6,7 @@
 // submission, commit, release, review) come from the runner's environment,
 // so classroom50/autograder.py adds them, not this.
 import type { GradedCheckResult, GradeResult } from '../engine/gradeResult.ts'
+import type { Isolation } from '#harness/isolation.ts'
 import { RESULT_SCHEMA } from '../engine/gradeResult.ts'
 import { ungradedTest } from './ungraded.ts'
 
@@ -28,7 +29,7 @@ export type Classroom50Result = {
   'max-score': number
   tests: Classroom50Test[]
   /** The v1 result's own words about this grade, for whoever reads the file. */
-  'idem-lab': { schema: typeof RESULT_SCHEMA; stage: number; seed: number; gradable: boolean; passed: boolean; rerun: string }
+  'idem-lab': { schema: typeof RESULT_SCHEMA; stage: number; seed: number; gradable: boolean; passed: boolean; rerun: string; isolation: Isolation }
 }
 
 export function toClassroom50(result: GradeResult): Classroom50Result {
@@ -50,7 +51,15 @@ export function toClassroom50(result: GradeResult): Classroom50Result {
     score: whole(result.score),
     'max-score': whole(result.maxScore),
     tests,
-    'idem-lab': { schema: RESULT_SCHEMA, stage: result.stage, seed: result.seed, gradable: result.gradable, passed: result.passed, rerun: result.rerun },
+    'idem-lab': {
+      schema: RESULT_SCHEMA,
+      stage: result.stage,
+      seed: result.seed,
+      gradable: result.gradable,
+      passed: result.passed,
+      rerun: result.rerun,
+      isolation: result.isolation,
+    },
   }
 }
 

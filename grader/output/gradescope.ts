@@ -31,7 +31,15 @@ export type GradescopeResults = {
 
 export function toGradescope(result: GradeResult): GradescopeResults {
   const rerun = t('en', 'summary.rerun', { seed: result.seed, rerun: result.rerun })
-  const extra_data = { schema: RESULT_SCHEMA, stage: result.stage, seed: result.seed, gradable: result.gradable, passed: result.passed, rerun: result.rerun }
+  const extra_data = {
+    schema: RESULT_SCHEMA,
+    stage: result.stage,
+    seed: result.seed,
+    gradable: result.gradable,
+    passed: result.passed,
+    rerun: result.rerun,
+    isolation: result.isolation,
+  }
   const ungraded = ungradedTest(result)
   // Nothing was graded (a server that never started, an answer refused):
   // one failed test that says why, not one per check all saying the same.

@@ -1,7 +1,7 @@
 // Temporary folders that double as markers. Every server a test starts gets
 // its database (LAB_DB) inside such a folder, so the folder's path, found in a
 // process's environment, says "this process belongs to this test".
-import { mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'vitest'
@@ -25,6 +25,9 @@ export type Scratch = {
 
 export function scratchDir(label: string): Scratch {
   const path = mkdtempSync(join(systemTmp, `idem-lab-test-${label}-`))
+  // Others may pass through (not list): a root grader's workspaces for nobody
+  // (isolation "user") then go in here too, where the leftover checks look.
+  chmodSync(path, 0o711)
   // Also removed when the test run is interrupted (stopOnSignal.ts).
   const forget = onCleanup(() => rmSync(path, { recursive: true, force: true }))
   const dispose = () => {
