@@ -194,7 +194,8 @@ function zeroResult(o: SubmissionOptions, status: 'timeout' | 'error', message: 
     slug: o.stage.slug,
     seed: o.seed,
     gradable: status === 'timeout',
-    server: { started: null, reason: message },
+    // Whether it started is not known; why the grading ended is each check's message and the run's reason.
+    server: { started: null, reason: null },
     refused: null,
     passed: false,
     ...stageScore(o.stage.number, checks),
