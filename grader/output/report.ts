@@ -136,6 +136,11 @@ export function verdictLines(g: GradeResult, lang: Lang = 'en', verdict = verdic
   const tally = { ...tallyOf(own), failed: own.filter(isFailure).length, unjudged: own.filter((c) => c.status === 'not-judged').length }
   const counts = tally.unjudged ? t(lang, 'summary.countsUnjudged', tally) : t(lang, 'summary.counts', tally)
   const seconds = (g.durationMs / 1000).toFixed(1)
+  // Nothing was graded (docs/grade-result.md: gradable false): no score line, which would read as a verdict on the code.
+  if (!g.gradable) {
+    const why = t(lang, g.refused ? 'summary.notGraded.refused' : 'summary.notGraded.notStarted')
+    return [t(lang, 'summary.notGraded', { number: g.stage, why, seconds })]
+  }
   const line = { verdict: verdict(g.passed, lang), number: g.stage, score: g.score, maxScore: g.maxScore, counts, seconds }
   const regression = tallyOf(g.checks.filter((c) => c.regression))
   return [t(lang, 'summary.line', line), ...(regression.ran ? [t(lang, 'summary.regression', regression)] : [])]
@@ -143,7 +148,8 @@ export function verdictLines(g: GradeResult, lang: Lang = 'en', verdict = verdic
 
 export function printSummary(g: GradeResult, lang: Lang = 'en') {
   const unjudged = g.checks.filter((c) => c.status === 'not-judged')
-  console.log(`\n${verdictLines(g, lang).join('\n')}`)
+  const lines = verdictLines(g, lang).join('\n')
+  console.log(`\n${g.gradable ? lines : chalk.red.bold(lines)}`)
   console.log(t(lang, 'summary.rerun', { seed: g.seed, rerun: chalk.bold(g.rerun) }))
   const skipped = g.checks.filter((c) => c.status === 'skipped')
   // Each skipped check's line above says why (a --server command, or a stage on PostgreSQL).

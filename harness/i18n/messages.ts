@@ -41,6 +41,9 @@ export const MESSAGES = {
   'summary.unjudged': '{count} check(s) not judged, no points: {ids}',
   'summary.needs': '{id} (needs {check})',
   'summary.notRun': 'the server did not start: {count} other check(s) not run',
+  'summary.notGraded': 'NOT GRADED  stage {number} · {why} · {seconds} s',
+  'summary.notGraded.notStarted': 'the server did not start, so no check judged your code: the 0 is no verdict on it',
+  'summary.notGraded.refused': 'the answer was refused, so no check judged your code',
   'summary.slowStart': "the server took {seconds} s to start (a busy machine; no check's time limit counts it)",
   // --repeat N (grader/cli/grade.ts).
   'repeat.run': 'run {run}/{runs} seed {seed}: {score}/{maxScore} ({seconds} s)',
