@@ -19,11 +19,15 @@ export const LIBRARY_HEADERS = {
 
 export type LibraryHeader = keyof typeof LIBRARY_HEADERS
 
-/** Quoted keys RFC 8941 cannot parse, or with a parameter (CONTRACT.md, The header): each is 400 idempotency-key-malformed. */
+/**
+ * Quoted keys RFC 8941 cannot parse, or with a parameter (CONTRACT.md, The
+ * header): each is 400 idempotency-key-malformed. `write` makes the header
+ * value from a key; `what` says what makes it no plain String.
+ */
 export const KEY_MALFORMATIONS = {
-  unterminated: (key: string) => `"${key}`,
-  'bad escape': (key: string) => `"${key}\\q"`,
-  parameter: (key: string) => `"${key}";v=1`,
+  unterminated: { write: (key: string) => `"${key}`, what: 'without its closing quote' },
+  'bad escape': { write: (key: string) => `"${key}\\q"`, what: 'with an escape other than \\" and \\\\ (\\q)' },
+  parameter: { write: (key: string) => `"${key}";v=1`, what: 'with a parameter after it (;v=1)' },
 } as const
 export type KeyMalformation = keyof typeof KEY_MALFORMATIONS
 

@@ -543,7 +543,7 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
     // Upper-cased, it is another key (keys are case-sensitive); malformed, the layer refuses it before anything.
     const key = slotKey === undefined ? undefined : op.form === 'upper-case' ? slotKey.toUpperCase() : slotKey
     const malformed = key !== undefined && op.form !== 'as-is' && op.form !== 'upper-case'
-    const headerValue = key === undefined ? undefined : malformed ? KEY_MALFORMATIONS[op.form as KeyMalformation](key) : op.quoted ? `"${key}"` : key
+    const headerValue = key === undefined ? undefined : malformed ? KEY_MALFORMATIONS[op.form as KeyMalformation].write(key) : op.quoted ? `"${key}"` : key
     const route = routeOf(intent)
     const r: Request = {
       id: step.index,
