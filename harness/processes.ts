@@ -76,12 +76,14 @@ function killAll() {
 }
 
 let installed = false
-let interruptedBy: NodeJS.Signals | undefined
+/** The signal that interrupted this process, or 'quit': a command's own way out (quit()), which stops the same way. */
+let interruptedBy: NodeJS.Signals | 'quit' | undefined
 
 /**
- * Whether a signal interrupted this process (installSignalCleanup). What runs
- * on after it (a check whose server was just stopped, a roster job whose
- * child was) has no result worth telling or keeping: it asks this first.
+ * Whether a signal interrupted this process (installSignalCleanup), or it
+ * quit (quit()). What runs on after it (a check whose server was just
+ * stopped, a roster job whose child was) has no result worth telling or
+ * keeping: it asks this first.
  */
 export function interrupted(): boolean {
   return interruptedBy !== undefined
@@ -123,13 +125,29 @@ export function installSignalCleanup() {
       process.exitCode = signalExitCode(signal)
       // A worker its parent drives over IPC (a test runner's fork, stopped with SIGTERM when the run ends) was not interrupted by anyone.
       if (!process.channel) process.stderr.write('interrupted\n')
-      muteOutput()
-      void Promise.all([...live].map(([child, graceMs]) => stopGroup(child, graceMs))).finally(() => {
-        killAll()
-        process.exit(signalExitCode(signal))
-      })
+      stopEverythingAndExit(signalExitCode(signal))
     })
   }
+}
+
+/**
+ * A command's own way out (watch's q key): every child stopped and every
+ * cleanup run as an interrupt does them, the work under way muted the same
+ * way (interrupted() says so), then exit with `code`, and nothing said.
+ */
+export function quit(code = 0): void {
+  if (interruptedBy) return
+  interruptedBy = 'quit'
+  process.exitCode = code
+  stopEverythingAndExit(code)
+}
+
+function stopEverythingAndExit(code: number) {
+  muteOutput()
+  void Promise.all([...live].map(([child, graceMs]) => stopGroup(child, graceMs))).finally(() => {
+    killAll()
+    process.exit(code)
+  })
 }
 
 /** After `interrupted`: no line, no stack trace, no crash of what the stopped children leave failing. */

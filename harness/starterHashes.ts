@@ -13,8 +13,10 @@ import { repoRoot } from './paths.ts'
 
 export const STARTER_HASHES = resolve(repoRoot, 'grader', 'policing', 'starters.sha256')
 
-/** Over the text with CRLF read as LF: a Windows checkout of an untouched starter is still untouched. */
-const sha256 = (path: string) => createHash('sha256').update(readFileSync(path, 'utf8').replaceAll('\r\n', '\n')).digest('hex')
+/** A file's digest as the list holds it: over the text with CRLF read as LF, so that a Windows checkout of an untouched starter is still untouched. */
+export const starterDigest = (text: string): string => createHash('sha256').update(text.replaceAll('\r\n', '\n')).digest('hex')
+
+const sha256 = (path: string) => starterDigest(readFileSync(path, 'utf8'))
 
 /** `sha256sum`'s format, one line per learner file of every stage: `<hex>  stages/<folder>/<file>`. */
 export function starterHashList(root = repoRoot): string {
@@ -38,6 +40,9 @@ function knownHashes(): Map<string, string> {
   )
   return known
 }
+
+/** The digest the list holds for a learner file's starter, `stages/<folder>/<file>`; none for any other path. */
+export const knownStarterDigest = (path: string): string | undefined => knownHashes().get(path)
 
 /**
  * True when the stage's learner files in `checkout` are all the course's

@@ -20,6 +20,7 @@ const commands: Array<[string, string[]]> = [
   ['grade', ['grader/cli/grade.ts', '1']],
   ['watch', ['grader/cli/watch.ts', '1']],
   ['hint', ['grader/cli/hint.ts', '1']],
+  ['reset', ['grader/cli/reset.ts', '1']],
   ['serve', ['grader/cli/serve.ts', '0']],
   ['replay', ['replay/cli.ts', '0']],
   ['scores', ['grader/scores/cli.ts']],

@@ -65,7 +65,7 @@ describe.concurrent('exit codes', () => {
   // An unknown option, for every command: cliUsage.test.ts.
   const usage: Array<[string, string[], RegExp]> = [
     ['an unknown stage number', ['99'], /unknown stage "99"/],
-    ['no stage at all', [], /usage: npm run grade/],
+    ["no stage with --dir (a bare grade is the learner's own stages/ only)", ['--dir', '.'], /usage: npm run grade/],
     ['a seed that is not a number', ['0', '--seed', 'abc'], /--seed takes a whole number/],
     ['--solution with --dir', ['0', '--solution', '--dir', '.'], /exclude each other/],
     ['a --dir that does not exist', ['0', '--dir', '/nonexistent/checkout', '--seed', '1'], /nonexistent\/checkout/],

@@ -32,10 +32,14 @@ import type { Source } from '#harness/workspace.ts'
 import { HISTORIES_DEFAULT } from '../model/historyCount.ts'
 import { coverageLines } from '../output/coverageTable.ts'
 import { parseResultFormat, resultDocument, ResultFormatError } from '../output/resultFormats.ts'
+import { firstUnpassedHere, pickLine } from './firstUnpassed.ts'
+import { recordGrade } from './progressRecord.ts'
 
-const USAGE = `usage: npm run grade -- <stage|all> [options]
+const USAGE = `usage: npm run grade -- [<stage|all>] [options]
 
-  <stage>          0, stage0, or a slug such as unique-key
+  <stage>          0, stage0, or a slug such as unique-key; none: the first stage
+                   not yet passed (each stage's last full grade of stages/ is
+                   remembered in .lab/progress.json)
   all              every stage, each on its own folder, then your progress
   --solution       grade the reference solution instead of stages/
   --dir PATH       grade the learner files of another checkout of the course
@@ -110,11 +114,18 @@ async function main(): Promise<number> {
       ...LOOP_OPTIONS,
     },
   })
-  // A roster without a stage grades every stage.
-  const wanted = positionals[0] ?? (values.roster ? 'all' : undefined)
-  if (values.help || wanted === undefined || positionals.length > 1) {
+  // A roster without a stage grades every stage; the learner's own stages/ without one, the first not yet passed.
+  let wanted = positionals[0] ?? (values.roster ? 'all' : undefined)
+  const bare = wanted === undefined && !values.solution && values.dir === undefined && values.server === undefined
+  if (values.help || (wanted === undefined && !bare) || positionals.length > 1) {
     console.log(USAGE)
     return values.help ? 0 : 2
+  }
+  if (wanted === undefined) {
+    const pick = firstUnpassedHere()
+    console.log(chalk.bold(pickLine(pick, languageOrExit(USAGE, values.lang))))
+    if (!pick) return 0
+    wanted = String(pick.stage.number)
   }
   // A roster may take a list of stages (3,4): a class between two stages, or a short run of the whole course.
   if (wanted.includes(',') && !values.roster) throw new UsageError(`${wanted}: a list of stages is for --roster; grade one stage, or all`)
@@ -206,6 +217,7 @@ async function main(): Promise<number> {
       onCheckEnd: quiet ? (r) => (r.passed ? undefined : printCheck(r, lang)) : (r) => printCheck(r, lang),
     })
     results.push(result)
+    recordGrade(result, { source, partial: loop.partial, server: server !== undefined })
     if (quiet) {
       const mark = result.passed ? chalk.green('✓') : chalk.red('✗')
       const seconds = (result.durationMs / 1000).toFixed(1)

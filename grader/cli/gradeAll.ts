@@ -15,6 +15,7 @@ import { type Isolation, isolationOf } from '#harness/isolation.ts'
 import { InterruptedError, interrupted } from '#harness/processes.ts'
 import { describeSource, type Source } from '#harness/workspace.ts'
 import { rerunCommand } from '../engine/rerun.ts'
+import { recordGrade } from './progressRecord.ts'
 
 export type GradeAllOptions = { source: Source; seed: number; verbose: boolean; json?: string; sandbox?: boolean; sandboxTmp?: string; lang: Lang }
 
@@ -59,6 +60,7 @@ export async function gradeAll(o: GradeAllOptions): Promise<number> {
       onDatabaseStart: (s) => printDatabaseStart(s, o.lang),
       onCheckEnd: (r) => printCheck(r, o.lang),
     })
+    recordGrade(result, { source: o.source, partial: false, server: false })
     printSummary(result, o.lang)
     stages.push(result)
     progress.push(stageProgress(result, stage, o.source))

@@ -75,6 +75,29 @@ export const MESSAGES = {
   'hint.next': 'next: npm run hint -- {number} shows hint {following}',
   'hint.last': 'that was the last hint; solutions/{folder}/ holds the reference answer',
   'hint.reset': 'stage {number}: hints hidden again',
+  // A bare npm run grade: the stage it picked, and why (grader/cli/firstUnpassed.ts).
+  'pick.ungraded': 'stage {number} ({slug}): the first stage not yet passed (no full grade of it yet)',
+  'pick.failed': 'stage {number} ({slug}): the first stage not yet passed (its last full grade failed)',
+  'pick.starter': 'stage {number} ({slug}): the first stage not yet passed (its files are the starter again)',
+  'pick.allPassed':
+    'every stage passed its last full grade: nothing left to grade (npm run grade -- N grades one again; next: the capstone, npm run replay -- all)',
+  // npm run watch's keys, on a terminal (grader/cli/watchKeys.ts).
+  'watch.keys': 'keys: h hint · n next stage · a all checks · q quit',
+  'watch.queued': '{key}: when this grade ends',
+  'watch.lastStage': 'stage {number} is the last stage: there is no next one to watch (next: the capstone, npm run replay -- all)',
+  // npm run reset (grader/cli/reset.ts).
+  'reset.overwrite': 'stage {number} ({slug}): these files in {folder} will be overwritten with the starter, and what you wrote in them lost:',
+  'reset.missing': '{path} (missing: written anew)',
+  'reset.same': 'already the starter, left as they are: {files}',
+  'reset.nothing': 'stage {number} ({slug}): the files you edit in {folder} are the starter already; nothing to restore',
+  'reset.confirm': 'Restore them? [y/N] ',
+  'reset.declined': 'nothing restored',
+  'reset.needsYes': 'nothing restored: there is no terminal to confirm on; npm run reset -- {number} --yes overwrites {files} with the starter',
+  'reset.done': 'stage {number}: {count} file(s) restored to the starter; grade it: npm run grade -- {number}',
+  'reset.noHistory':
+    "cannot restore stage {number}: the starters come from this checkout's git history, and git could not read it ({error}); a fresh copy of the course has them",
+  'reset.notInHistory': "cannot restore {path}: no commit of this checkout's git history holds its starter (grader/policing/starters.sha256); nothing restored",
+  'reset.link': 'cannot restore stage {number}: {path} is a link or not a plain file or folder; nothing restored',
 } as const
 
 export type MessageId = keyof typeof MESSAGES
