@@ -200,6 +200,21 @@ describe('npm run watch -- 0', () => {
     await expectNothingLeft('left behind by the run', dir)
   })
 
+  it("a green run from stage 2 on says nothing of checks not run (the earlier stages' histories never run as regression)", async () => {
+    const dir = tmp('watch-green')
+    const watch = startGradeCli(['2', '--solution', '--seed', '5'], dir, ['npm', 'run', '--silent', 'watch', '--'])
+    try {
+      await waitFor(() => (watch.output().includes('\nwatching ') ? true : undefined), 'the first verdict', 120_000)
+      const out = watch.output()
+      expect(out).toContain(`PASSED  stage 2 score ${stageByNumber(2).points}/${stageByNumber(2).points}`)
+      expect(out).not.toContain('stopped at the first failure')
+    } finally {
+      process.kill(-watch.child.pid!, 'SIGINT')
+      await watch.done
+    }
+    await expectNothingLeft('left behind by the run', dir)
+  })
+
   it('stops at the first failure, saying how many checks it did not run', async () => {
     const dir = tmp('watch-stop')
     // Stage 1's untouched starter: its first check fails; the rest wait.

@@ -18,6 +18,7 @@ import { installSignalCleanup, interrupted, quit } from '#harness/processes.ts'
 import { printCheck, printDatabaseStart, printHeader, printSummary, stageHeadings } from '../output/report.ts'
 import { newSeed } from '#harness/rng.ts'
 import { grade } from '../grade.ts'
+import { checksOfGrade } from '../checks/index.ts'
 import type { Source } from '#harness/workspace.ts'
 import { printHints, revealNext } from './hints.ts'
 import { recordGrade } from './progressRecord.ts'
@@ -61,7 +62,8 @@ const folderOf = (number: number) => {
   return source.kind === 'dir' ? resolve(source.path, 'stages', folder) : resolve(repoRoot, source.kind === 'solution' ? 'solutions' : 'stages', folder)
 }
 /** Checks of a full grade: the stage's own and every earlier stage's. */
-const planned = (number: number) => course.stages.filter((s) => s.number <= number).reduce((n, s) => n + s.checks.length, 0)
+/** Checks of a full grade: the stage's own and the earlier stages' that run as regression (not their histories). */
+const planned = (number: number) => checksOfGrade(stageByNumber(number)).length
 const keys = listenToKeys()
 
 let state = initialState(first.number, course.stages.at(-1)!.number)
@@ -126,8 +128,9 @@ async function regrade(number: number, all: boolean, reason: string) {
   // Stopped at a failure, it still judges the stage: its own checks run first (progressRecord.ts).
   recordGrade(result, { source, partial: false, server: false })
   printSummary(result, lang)
+  // Only a run that stopped at a failure left checks out; a green one ran them all.
   const skipped = planned(stage.number) - result.checks.length
-  if (skipped > 0) console.log(chalk.dim(t(lang, 'watch.stopped', { count: skipped })))
+  if (!result.passed && skipped > 0) console.log(chalk.dim(t(lang, 'watch.stopped', { count: skipped })))
   console.log(chalk.bold(nextStep(result, { partial: false }, undefined, lang)))
   console.log(chalk.dim(t(lang, 'watch.watching', { folder })))
   if (keys) console.log(chalk.dim(t(lang, 'watch.keys')))
