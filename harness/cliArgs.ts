@@ -45,16 +45,15 @@ export function parseArgsOrExit<T extends ParseArgsConfig>(usage: string, config
 
 /**
  * The language of a command (chooseLanguage, with --lang's value), except
- * that a language the grader does not speak prints the choices and `usage`
- * on stderr and exits 2, as any other malformed command line.
+ * that a language the grader does not speak exits 2 with one line naming the
+ * ones it does, not the whole usage: the rest of the command line was fine.
  */
-export function languageOrExit(usage: string, flag: string | undefined): Lang {
+export function languageOrExit(flag: string | undefined): Lang {
   try {
     return chooseLanguage(flag)
   } catch (error) {
     if (!(error instanceof LanguageError)) throw error
     console.error(chalk.red(error.message))
-    console.error(usage)
     process.exit(2)
   }
 }

@@ -54,9 +54,11 @@ const USAGE = `usage: npm run grade -- [<stage|all>] [options]
                    platform's shape instead, gradescope (results.json) or
                    classroom50 (result.json); docs/instructors.md
   --verbose        print every request and response
-  --lang L         the language it speaks: en, zh-CN or ko, remembered in .lab/
-                   (default: the one remembered, else LANG's if it names one,
-                   else en); requests, responses, --json and rosters stay English
+  --lang L         the language it speaks: en, zh-CN or ko (zh, zh-Hans and
+                   zh_CN.UTF-8 also pick zh-CN), remembered in .lab/ (default:
+                   a locale such as LANG=ko_KR.UTF-8 naming zh-CN or ko, else
+                   the one remembered, else en); requests, responses, --json
+                   and rosters stay English
 ${LOOP_USAGE}
   --no-sandbox     run the learner's code without the bubblewrap sandbox (used when
                    bwrap is available; a roster refuses to run without it). Without
@@ -123,7 +125,7 @@ async function main(): Promise<number> {
   }
   if (wanted === undefined) {
     const pick = firstUnpassedHere()
-    console.log(chalk.bold(pickLine(pick, languageOrExit(USAGE, values.lang))))
+    console.log(chalk.bold(pickLine(pick, languageOrExit(values.lang))))
     if (!pick) return 0
     wanted = String(pick.stage.number)
   }
@@ -131,7 +133,7 @@ async function main(): Promise<number> {
   if (wanted.includes(',') && !values.roster) throw new UsageError(`${wanted}: a list of stages is for --roster; grade one stage, or all`)
   const listed = wanted.includes(',') ? wanted.split(',').map(findStage) : undefined
   const stage = wanted === 'all' || listed ? undefined : findStage(wanted)
-  const lang = languageOrExit(USAGE, values.lang)
+  const lang = languageOrExit(values.lang)
   if (values.solution && (values.dir || values.server)) throw new UsageError('--solution and --dir (or --server) exclude each other')
   // With --server, --dir is only the folder it runs in (a roster's checkout with a lab-server.sh).
   const server = values.server === undefined ? undefined : parseServerCommand(values.server, resolve(values.dir ?? process.cwd()))

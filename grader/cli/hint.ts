@@ -25,7 +25,7 @@ function main(): number {
     return 2
   }
   const stage = findStage(positionals[0]!)
-  const lang = languageOrExit(USAGE, values.lang)
+  const lang = languageOrExit(values.lang)
   if (values.reset) {
     resetHints(stage)
     console.log(t(lang, 'hint.reset', { number: stage.number }))

@@ -54,7 +54,7 @@ async function main(): Promise<number> {
     return 2
   }
   const stage = findStage(positionals[0]!)
-  const lang = languageOrExit(USAGE, values.lang)
+  const lang = languageOrExit(values.lang)
   const where = { number: stage.number, slug: stage.slug, folder: `stages/${stage.folder}` }
   let plan: ReturnType<typeof planReset>
   try {

@@ -55,7 +55,7 @@ if (positionals.length !== 1) {
   process.exit(2)
 }
 const first = findStage(positionals[0]!)
-const lang = languageOrExit(USAGE, values.lang)
+const lang = languageOrExit(values.lang)
 const source: Source = values.solution ? { kind: 'solution' } : values.dir ? { kind: 'dir', path: resolve(values.dir) } : { kind: 'starter' }
 const folderOf = (number: number) => {
   const { folder } = stageByNumber(number)

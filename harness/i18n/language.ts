@@ -1,7 +1,6 @@
 // Which language a command speaks to the learner: --lang when given (and then
-// remembered, as the hints are), else the one remembered, else the locale's
-// (LC_ALL, LC_MESSAGES, LANG, the first set decides, as POSIX reads them)
-// when it names a language of the course, else English.
+// remembered, as the hints are), else a locale that names a translation, else
+// the one remembered, else English (chooseLanguage says why in that order).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { z } from 'zod'
@@ -14,8 +13,6 @@ export type Lang = 'en' | Language
 export const LANG_CHOICES: readonly Lang[] = ['en', ...LANGUAGES]
 
 export class LanguageError extends Error {}
-
-const isLang = (value: string): value is Lang => (LANG_CHOICES as readonly string[]).includes(value)
 
 const stateFile = () => labFile('language.json')
 
@@ -34,21 +31,52 @@ function remember(lang: Lang) {
   writeFileSync(stateFile(), `${JSON.stringify({ lang }, null, 2)}\n`)
 }
 
-/** The course language a locale names: zh_CN.UTF-8 → zh-CN, ko_KR.UTF-8 → ko; C, en_US or zh_TW → none. */
-export function languageOfLocale(locale: string): Language | undefined {
-  const [language, region] = (locale.split(/[.@]/)[0] ?? '').split(/[_-]/)
-  if (language?.toLowerCase() === 'ko') return 'ko'
-  if (language?.toLowerCase() === 'zh' && region?.toUpperCase() === 'CN') return 'zh-CN'
-  return undefined
+/**
+ * The course language a BCP 47 tag or a POSIX locale names, by its language
+ * and script (Intl.Locale fills in the likely script, as CLDR says): zh,
+ * zh-cn, zh-Hans, zh_CN.UTF-8 and zh-SG → zh-CN (simplified Chinese); ko and
+ * ko_KR → ko; en and en_US.UTF-8 → en. C, POSIX, zh-TW or zh-Hant
+ * (traditional Chinese, which the course does not have) and fr_FR → none.
+ */
+export function languageOfTag(tag: string): Lang | undefined {
+  // A POSIX locale is language_REGION.codeset@modifier: its first part is a tag with _ for -.
+  const posix = (tag.split(/[.@]/)[0] ?? '').replaceAll('_', '-')
+  let locale: Intl.Locale
+  try {
+    locale = new Intl.Locale(posix).maximize()
+  } catch {
+    return undefined // C, POSIX, an empty value, or no tag at all
+  }
+  if (locale.language === 'zh') return locale.script === 'Hans' ? 'zh-CN' : undefined
+  return LANG_CHOICES.find((lang) => lang === locale.language)
 }
 
-/** The language of this command; `flag` is --lang's value. Throws LanguageError on one the course does not speak. */
+/** The locale's language: LC_ALL, LC_MESSAGES, LANG, the first set deciding, as POSIX reads them. */
+function localeLanguage(env: NodeJS.ProcessEnv): Lang | undefined {
+  const locale = env.LC_ALL || env.LC_MESSAGES || env.LANG
+  return locale ? languageOfTag(locale) : undefined
+}
+
+/**
+ * The language of this command; `flag` is --lang's value, any tag that
+ * languageOfTag reads. Throws LanguageError, in one line, on one the course
+ * does not speak. The order, strongest first:
+ *   1. --lang, which is also remembered (in .lab/);
+ *   2. a locale that names one of the translations (zh_CN.UTF-8, ko_KR.UTF-8);
+ *   3. the remembered choice;
+ *   4. English.
+ * A locale that names English is weaker than the remembered choice: en_US is
+ * what most machines are set to, not a choice made for this course, and
+ * would otherwise undo every --lang the moment it is remembered.
+ */
 export function chooseLanguage(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): Lang {
   if (flag !== undefined) {
-    if (!isLang(flag)) throw new LanguageError(`--lang ${flag}: the grader speaks ${LANG_CHOICES.join(', ')}`)
-    remember(flag)
-    return flag
+    const lang = languageOfTag(flag)
+    if (!lang) throw new LanguageError(`--lang ${flag}: the grader speaks ${LANG_CHOICES.join(', ')} (zh, zh-Hans and zh_CN.UTF-8 also mean zh-CN)`)
+    remember(lang)
+    return lang
   }
-  const locale = env.LC_ALL || env.LC_MESSAGES || env.LANG
-  return remembered() ?? (locale ? languageOfLocale(locale) : undefined) ?? 'en'
+  const fromLocale = localeLanguage(env)
+  if (fromLocale && fromLocale !== 'en') return fromLocale
+  return remembered() ?? 'en'
 }
