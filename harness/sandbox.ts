@@ -45,8 +45,12 @@ export function findBwrap(): { path?: string; problem?: string } {
   if (probed) return probed
   const path = findExecutable('bwrap')
   if (!path) return (probed = { problem: 'bwrap (bubblewrap) is not installed' })
-  // Installed is not enough: a container without user namespaces refuses to build one.
-  const run = spawnSync(path, ['--unshare-all', '--ro-bind', '/', '/', '--', 'true'], { encoding: 'utf8', timeout: 10_000 })
+  // Installed is not enough: a container without user namespaces refuses to build one, and one
+  // that masks parts of its /proc (Docker, Kubernetes) refuses the sandbox's own /proc: try that too.
+  const run = spawnSync(path, ['--unshare-all', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true'], {
+    encoding: 'utf8',
+    timeout: 10_000,
+  })
   if (run.status !== 0) return (probed = { problem: `bwrap cannot build a sandbox here: ${(run.stderr || String(run.error)).trim()}` })
   return (probed = { path })
 }
