@@ -22,6 +22,7 @@ import {
 } from '../output/report.ts'
 import { newSeed } from '#harness/rng.ts'
 import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from '../roster/roster.ts'
+import { JOB_INDEX_VARIABLE, listedSubmission, RosterListError } from '../roster/rosterList.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { sandboxPolicy, SandboxUnavailableError } from '#harness/sandbox.ts'
 import { ALLOW_UNCONFINED, isolationOf, refuseUnconfined, UnconfinedError } from '#harness/isolation.ts'
@@ -83,7 +84,13 @@ ${LOOP_USAGE}
     --time-limit S seconds per stage of a checkout before it is stopped (default ${DEFAULT_TIME_LIMIT_S})
     --jobs N       checkouts graded at a time (default: the number of cores)
     --regrade      grade again what the store already holds from this roster
-                   (a rerun otherwise grades only what is missing)`
+                   (a rerun otherwise grades only what is missing)
+  --roster-list FILE --roster-index I|env
+                   grade <stage> of ONE checkout of FILE (one folder a line, blank
+                   lines and # comments skipped): the I-th, counting from 0, or with
+                   env ${JOB_INDEX_VARIABLE}'s (a Kubernetes Indexed Job). Graded as
+                   --dir, never unconfined (as --require-isolation); --json gets its
+                   learner (the folder's name) and gradedAt, for scores:import`
 
 async function main(): Promise<number> {
   installSignalCleanup()
@@ -111,6 +118,8 @@ async function main(): Promise<number> {
       'time-limit': { type: 'string', default: String(DEFAULT_TIME_LIMIT_S) },
       jobs: { type: 'string' },
       regrade: { type: 'boolean', default: false },
+      'roster-list': { type: 'string' },
+      'roster-index': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
       lang: { type: 'string' },
       ...LOOP_OPTIONS,
@@ -118,7 +127,7 @@ async function main(): Promise<number> {
   })
   // A roster without a stage grades every stage; the learner's own stages/ without one, the first not yet passed.
   let wanted = positionals[0] ?? (values.roster ? 'all' : undefined)
-  const bare = wanted === undefined && !values.solution && values.dir === undefined && values.server === undefined
+  const bare = wanted === undefined && !values.solution && values.dir === undefined && values.server === undefined && values['roster-list'] === undefined
   if (values.help || (wanted === undefined && !bare) || positionals.length > 1) {
     console.log(USAGE)
     return values.help ? 0 : 2
@@ -134,6 +143,17 @@ async function main(): Promise<number> {
   const listed = wanted.includes(',') ? wanted.split(',').map(findStage) : undefined
   const stage = wanted === 'all' || listed ? undefined : findStage(wanted)
   const lang = languageOrExit(values.lang)
+  // One learner of a list, picked by a job's index (docs/instructors.md, "Scaling out"): a --dir grade, stamped for scores:import.
+  const fromList =
+    values['roster-list'] === undefined && values['roster-index'] === undefined ? undefined : listedSubmission(values['roster-list'], values['roster-index'])
+  if (fromList) {
+    if (!stage || values.roster || values.dir || values.solution || values.server || values.format || values.repeat !== '1')
+      throw new UsageError(
+        '--roster-list grades one stage of one checkout: it needs a stage, and excludes all, --roster, --dir, --solution, --server, --format and --repeat',
+      )
+    console.log(chalk.dim(`${values['roster-list']}: index ${fromList.index} of ${fromList.count} (line ${fromList.line}), learner ${fromList.learner}`))
+    values.dir = fromList.checkout
+  }
   if (values.solution && (values.dir || values.server)) throw new UsageError('--solution and --dir (or --server) exclude each other')
   // With --server, --dir is only the folder it runs in (a roster's checkout with a lab-server.sh).
   const server = values.server === undefined ? undefined : parseServerCommand(values.server, resolve(values.dir ?? process.cwd()))
@@ -184,7 +204,7 @@ async function main(): Promise<number> {
   // An autograder platform (--format) or the CI template grades other people's
   // code for a record: no quiet fallback to none there.
   const isolation = isolationOf(sandbox)
-  if (format || values['require-isolation']) refuseUnconfined(isolation)
+  if (format || values['require-isolation'] || fromList) refuseUnconfined(isolation)
   // What is graded, when it is not the course's own stages/ (the learner's own code) or solutions/ (ours).
   const someoneElses = server ? `--server ${server.line}` : source.kind === 'dir' ? source.path : undefined
   if (!stage) {
@@ -251,6 +271,8 @@ async function main(): Promise<number> {
   const jsonTo = values['json-fd'] !== undefined ? Number(values['json-fd']) : values.json
   if (jsonTo !== undefined) {
     const payload = repeat === 1 ? resultDocument(results[0]!, format) : { runs: results, passed: results.every((r) => r.passed) }
+    // As the CI template stamps its results: scores:import reads the learner and the time from the file.
+    if (fromList) Object.assign(payload as object, { learner: fromList.learner, gradedAt: new Date().toISOString() })
     writeFileSync(jsonTo, `${JSON.stringify(payload, null, 2)}\n`)
   }
   return results.every((r) => r.passed) ? 0 : 1
@@ -266,7 +288,7 @@ main().then(
   (error) => {
     if (interrupted()) return
     // One line, no usage: the command was right, the machine is not.
-    if (error instanceof UnconfinedError) {
+    if (error instanceof UnconfinedError || error instanceof RosterListError) {
       console.error(chalk.red(error.message))
       process.exit(2)
     }
