@@ -157,6 +157,9 @@ function printLine(r: SubmissionResult) {
   const mark =
     r.outcome === 'time limit' ? chalk.yellow('⏱') : r.outcome === 'grader failed' ? chalk.red('!') : r.result.passed ? chalk.green('✓') : chalk.red('✗')
   const seconds = chalk.dim(`${(r.wallMs / 1000).toFixed(1)} s`)
-  const why = r.reason ? chalk.dim(`  ${r.reason.split('\n')[0]}`) : ''
+  // A grade in which nothing was graded (its server never started, or its answer was refused) says why: its 0 is no verdict on the code.
+  const ungraded = r.result.gradable ? undefined : `nothing graded: ${r.result.refused?.reason ?? r.result.server.reason ?? 'the server did not start'}`
+  const reason = r.reason || ungraded
+  const why = reason ? chalk.dim(`  ${reason.split('\n')[0]}`) : ''
   console.log(`  ${mark} ${r.learner.padEnd(20)} stage ${r.result.stage} ${String(r.result.score).padStart(4)}/${r.result.maxScore} ${seconds}${why}`)
 }
