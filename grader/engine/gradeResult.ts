@@ -53,6 +53,19 @@ export type GradeResult = {
 
 type Scored = { stage: number; points: number; maxPoints: number }
 
+/** What a platform's document carries of the v1 result beside its tests: enough to find the grade again. */
+export type GradeFacts = Pick<GradeResult, 'stage' | 'seed' | 'gradable' | 'passed' | 'rerun' | 'isolation'> & { schema: typeof RESULT_SCHEMA }
+
+export const gradeFacts = (r: GradeResult): GradeFacts => ({
+  schema: RESULT_SCHEMA,
+  stage: r.stage,
+  seed: r.seed,
+  gradable: r.gradable,
+  passed: r.passed,
+  rerun: r.rerun,
+  isolation: r.isolation,
+})
+
 /** A check of an earlier stage, run in a grade of `graded` to see that nothing it judged broke. */
 export const isRegression = (check: { stage: number }, graded: number): boolean => check.stage !== graded
 

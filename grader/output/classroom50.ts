@@ -6,8 +6,7 @@
 // submission, commit, release, review) come from the runner's environment,
 // so classroom50/autograder.py adds them, not this.
 import type { GradedCheckResult, GradeResult } from '../engine/gradeResult.ts'
-import type { Isolation } from '#harness/isolation.ts'
-import { RESULT_SCHEMA } from '../engine/gradeResult.ts'
+import { type GradeFacts, gradeFacts } from '../engine/gradeResult.ts'
 import { ungradedTest } from './ungraded.ts'
 
 export const CLASSROOM50_SCHEMA = 'classroom50/result/v1'
@@ -29,7 +28,7 @@ export type Classroom50Result = {
   'max-score': number
   tests: Classroom50Test[]
   /** The v1 result's own words about this grade, for whoever reads the file. */
-  'idem-lab': { schema: typeof RESULT_SCHEMA; stage: number; seed: number; gradable: boolean; passed: boolean; rerun: string; isolation: Isolation }
+  'idem-lab': GradeFacts
 }
 
 export function toClassroom50(result: GradeResult): Classroom50Result {
@@ -51,15 +50,7 @@ export function toClassroom50(result: GradeResult): Classroom50Result {
     score: whole(result.score),
     'max-score': whole(result.maxScore),
     tests,
-    'idem-lab': {
-      schema: RESULT_SCHEMA,
-      stage: result.stage,
-      seed: result.seed,
-      gradable: result.gradable,
-      passed: result.passed,
-      rerun: result.rerun,
-      isolation: result.isolation,
-    },
+    'idem-lab': gradeFacts(result),
   }
 }
 

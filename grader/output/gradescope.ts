@@ -5,7 +5,7 @@
 // test numbered "stage.index", and an earlier stage's check run as regression
 // is a test worth nothing either way. English, as the v1 result is.
 import type { GradedCheckResult, GradeResult } from '../engine/gradeResult.ts'
-import { RESULT_SCHEMA } from '../engine/gradeResult.ts'
+import { gradeFacts } from '../engine/gradeResult.ts'
 import { ungradedTest } from './ungraded.ts'
 import { failureBlocks, verdictLines, verdictWord } from './report.ts'
 import { t } from '#harness/i18n/messages.ts'
@@ -31,15 +31,7 @@ export type GradescopeResults = {
 
 export function toGradescope(result: GradeResult): GradescopeResults {
   const rerun = t('en', 'summary.rerun', { seed: result.seed, rerun: result.rerun })
-  const extra_data = {
-    schema: RESULT_SCHEMA,
-    stage: result.stage,
-    seed: result.seed,
-    gradable: result.gradable,
-    passed: result.passed,
-    rerun: result.rerun,
-    isolation: result.isolation,
-  }
+  const extra_data = gradeFacts(result)
   const ungraded = ungradedTest(result)
   // Nothing was graded (a server that never started, an answer refused):
   // one failed test that says why, not one per check all saying the same.
