@@ -6,14 +6,23 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readGlossary } from '#harness/i18n/glossary.ts'
+import { parseForbiddenForms, readForbiddenForms, readGlossary } from '#harness/i18n/glossary.ts'
+import { pack } from '#harness/i18n/packs.ts'
 import { LANGUAGES } from '#harness/i18n/stamp.ts'
-import { brokenFragments, freshnessDifferences, glossaryMisses, structureDifferences } from '#harness/i18n/translationChecks.ts'
+import {
+  brokenFragments,
+  forbiddenForms,
+  forbiddenFormsInPack,
+  freshnessDifferences,
+  glossaryMisses,
+  structureDifferences,
+} from '#harness/i18n/translationChecks.ts'
 import { languageLine, learnerTexts, loadPair, type Pair, pairOf, stampTranslation, translationPath } from '#harness/i18n/translations.ts'
 import { repoRoot } from '#harness/paths.ts'
 
 const pairs = learnerTexts().flatMap((english) => LANGUAGES.map((language) => loadPair(english, language)).filter((p): p is Pair => p !== undefined))
 const coreTerms = readGlossary().filter((t) => t.core)
+const forbidden = readForbiddenForms()
 
 describe('translations', () => {
   it('cover the learner path (README, LESSONS, CONTRACT, every stage README) in every language, each file opening with its language line', () => {
@@ -37,14 +46,23 @@ describe('translations', () => {
       expect(brokenFragments(pair).join('\n')).toBe('')
     })
 
-    // Only the terms marked ★ in docs/glossary.md (25 of 34): on the drafts,
+    // Only the terms marked ★ in docs/glossary.md (28 of 39): on the drafts,
     // checking every term flagged 60 sections, all correct prose, because the
     // unmarked words have a second sense in the English ("check" the verb,
     // "replays the teller's incident", an account's "owner", "phase" in
-    // general) or conjugate in Korean ("hold the core").
+    // general, "client" the customer or the program) or conjugate in Korean
+    // ("hold the core").
     it('uses the glossary for every core term its English uses', () => {
       expect(glossaryMisses(pair, coreTerms).join('\n')).toBe('')
     })
+
+    it('uses none of the forms the glossary forbids, anywhere in the file', () => {
+      expect(forbiddenForms(pair, forbidden).join('\n')).toBe('')
+    })
+  })
+
+  it.for(LANGUAGES)("the grader's %s pack uses none of the forms the glossary forbids", (language) => {
+    expect(forbiddenFormsInPack(language, pack(language), forbidden).join('\n')).toBe('')
   })
 })
 
@@ -100,10 +118,73 @@ describe('the checks notice a translation that drifted', () => {
     expect(brokenFragments(drifted(en, broken)).join('\n')).toMatch(/§ How it is graded: \.\.\/\.\.\/docs\/guarantees\.md#the-model has no anchor #the-model/)
   })
 
+  it('a translated comment in a shell or TypeScript block is prose; its command, a comment taken out and an English output are not', () => {
+    const line = '--seed 42       # reproduce a run'
+    expect(en, line).toContain(line)
+    const translated = (to: string) => structureDifferences(drifted(en, en.replace(line, to))).join('\n')
+    expect(translated(line)).toBe('')
+    expect(translated('--seed 42  # 复现一次运行')).toBe('')
+    expect(translated('--seed 42')).toMatch(/§ How to run: code block 1 differs/)
+    expect(translated('--seed 24  # 复现一次运行')).toMatch(/§ How to run: code block 1 differs/)
+    const output = '```\n✓ key-required\n```'
+    expect(structureDifferences(drifted(`${en}\n${output}\n`, `${en}\n${output.replace('✓', '# ✓')}\n`)).join('\n')).toMatch(/code block \d+ differs/)
+  })
+
   it('a core term not in the glossary', () => {
     const offGlossary = zh.replaceAll('指纹', '摘要')
     expect(glossaryMisses(drifted(en, offGlossary), coreTerms).join('\n')).toMatch(
       /§ The story: the English says "fingerprint", the translation uses none of 指纹/,
     )
+  })
+})
+
+// The forbidden forms, planted in a copy of a real translation and of a real
+// pack: the checks above must name each (nothing is planted in the files).
+describe('the checks notice a form the glossary forbids', () => {
+  const english = 'stages/03-in-progress/README.md'
+  const read = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8')
+  const [en, zh] = [read(english), read(translationPath(english, 'zh-CN'))]
+
+  it('the glossary forbids, among others, 转动 in Chinese and 돈의 트랜잭션 in Korean', () => {
+    const forms = (language: string) => forbidden.filter((f) => f.language === language).flatMap((f) => f.forbidden)
+    expect(forms('zh-CN')).toEqual(expect.arrayContaining(['转动资金', '转动', '服务端', '应答', '作答']))
+    expect(forms('ko')).toEqual(expect.arrayContaining(['돈의 트랜잭션', '클라이언트의 계좌']))
+    expect(() => parseForbiddenForms('| Language | Forbidden | Use instead | Why |\n|---|---|---|---|\n| fr | x | y | z |\n')).toThrow(/not one of zh-CN, ko/)
+  })
+
+  it('转动资金 planted in a translated section, in prose or in a code comment', () => {
+    expect(forbiddenForms(pairOf(english, 'zh-CN', en, zh), forbidden)).toEqual([])
+    const planted = zh.replace(/^(## .*\n<!-- source: .*\n)/m, '$1\n让请求转动资金。\n')
+    expect(planted).not.toBe(zh)
+    const found = forbiddenForms(pairOf(english, 'zh-CN', en, planted), forbidden)
+    expect(found.join('\n')).toMatch(/^stages\/03-in-progress\/README\.zh-CN\.md § The story: uses "转动资金", a form the glossary forbids in zh-CN/m)
+    expect(found.join('\n')).toMatch(/§ The story: uses "转动", /)
+    const inComment = zh.replace(/(--seed 1234 +# ).*/, '$1转动资金')
+    expect(inComment).not.toBe(zh)
+    expect(forbiddenForms(pairOf(english, 'zh-CN', en, inComment), forbidden).join('\n')).toMatch(/§ How it is graded: uses "转动资金"/)
+  })
+
+  it('转动, 服务端, 应答 and 돈의 트랜잭션 planted in a copy of a pack', () => {
+    const zhPack = structuredClone(pack('zh-CN'))
+    zhPack.checks['crash-after-commit']!.hint += ' 资金转动了。'
+    zhPack.messages[Object.keys(zhPack.messages)[0]!]!.text += '（服务端应答）'
+    const found = forbiddenFormsInPack('zh-CN', zhPack, forbidden).join('\n')
+    expect(found).toMatch(/^i18n\/zh-CN\.json check crash-after-commit hint: uses "转动", a form the glossary forbids in zh-CN/m)
+    expect(found).toMatch(/^i18n\/zh-CN\.json message [\w.]+: uses "服务端"/m)
+    expect(found).toMatch(/^i18n\/zh-CN\.json message [\w.]+: uses "应答"/m)
+    const koPack = structuredClone(pack('ko'))
+    koPack.stages['3']!.hints[0] += ' 돈의 트랜잭션 안에서.'
+    koPack.checks['auth-and-ownership']!.title = koPack.checks['auth-and-ownership']!.title.replace('다른 고객의 계좌', '다른 클라이언트의 계좌')
+    const koFound = forbiddenFormsInPack('ko', koPack, forbidden).join('\n')
+    expect(koFound).toMatch(/^i18n\/ko\.json stage 3 hint 1: uses "돈의 트랜잭션"/m)
+    expect(koFound).toMatch(/^i18n\/ko\.json check auth-and-ownership title: uses "다른 클라이언트"/m)
+    expect(koFound).toMatch(/^i18n\/ko\.json check auth-and-ownership title: uses "클라이언트의 계좌"/m)
+    expect(
+      forbiddenFormsInPack(
+        'ko',
+        koPack,
+        forbidden.filter((f) => f.language === 'zh-CN'),
+      ),
+    ).toEqual([])
   })
 })

@@ -5,9 +5,10 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { repoRoot } from '../paths.ts'
-import type { GlossaryTerm } from './glossary.ts'
+import type { ForbiddenForm, GlossaryTerm } from './glossary.ts'
 import { extract, type Section, slugs, splitSections } from './markdownSections.ts'
-import { stampOf } from './stamp.ts'
+import type { Pack } from './packs.ts'
+import { type Language, stampOf } from './stamp.ts'
 import { asEnglishLink, exists, linkedFile, type Pair, sourceText, translatable } from './translations.ts'
 
 /** The English heading that names a section, with its parent's when the heading repeats ("The story" under each stage of LESSONS.md). */
@@ -69,7 +70,7 @@ export function structureDifferences(pair: Pair): string[] {
     const out: string[] = []
     if (en.codeBlocks.length !== tr.codeBlocks.length) out.push(`${at}: ${tr.codeBlocks.length} code blocks, the English has ${en.codeBlocks.length}`)
     en.codeBlocks.forEach((block, i) => {
-      if (tr.codeBlocks[i] !== undefined && tr.codeBlocks[i] !== block)
+      if (tr.codeBlocks[i] !== undefined && withoutComments(tr.codeBlocks[i]) !== withoutComments(block))
         out.push(`${at}: code block ${i + 1} differs from the English:\n${tr.codeBlocks[i]}\n--- English:\n${block}`)
     })
     const spans = [missingFrom(en.codeSpans, tr.codeSpans), missingFrom(tr.codeSpans, en.codeSpans)]
@@ -84,6 +85,31 @@ export function structureDifferences(pair: Pair): string[] {
     if (lost.length > 0) out.push(`${at}: numbers of the English missing: ${lost.join(', ')}`)
     return out
   })
+}
+
+/** The comment marker of a fenced block's language, when its comments are prose a translation translates (shell and TypeScript). */
+function commentMarker(block: string): '#' | '//' | undefined {
+  const info = /^(?:`{3,}|~{3,})\s*([\w-]*)/.exec(block)?.[1]?.toLowerCase() ?? ''
+  if (['sh', 'bash', 'shell', 'console'].includes(info)) return '#'
+  if (['ts', 'typescript', 'js', 'javascript'].includes(info)) return '//'
+  return undefined
+}
+
+/**
+ * A code block as it must stay byte for byte: in a shell or TypeScript block,
+ * each comment (a marker after a space or at the start of the line, to the
+ * end of the line) is the prose of the block: it reads as one mark ` #…`,
+ * whatever its text and the padding before it. The code before it, every
+ * other block and every other line stay exactly as in the English, so a
+ * translated comment passes and a changed command, a comment taken out or
+ * one added does not.
+ */
+export function withoutComments(block: string): string {
+  const marker = commentMarker(block)
+  if (!marker) return block
+  const comment = marker === '#' ? /(^|\s)#(?=\s|$).*$/ : /(^|\s)\/\/(?=\s|$).*$/
+  const lines = block.split('\n')
+  return lines.map((line, i) => (i === 0 || i === lines.length - 1 || !comment.test(line) ? line : `${line.replace(comment, '').trimEnd()} #…`)).join('\n')
 }
 
 const show = (xs: string[]) =>
@@ -137,4 +163,35 @@ export function glossaryMisses(pair: Pair, terms: GlossaryTerm[]): string[] {
 function wordPattern(term: string): RegExp {
   const words = term.split(/\s+/).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
   return new RegExp(`(?<![\\p{L}\\p{N}_-])${words.join('\\s+')}(?:s|es)?(?![\\p{L}\\p{N}_-])`, 'iu')
+}
+
+/** `text` with each forbidden form of `language` it contains named, with what to write instead: one message per form and place. */
+function forbiddenIn(at: string, text: string, language: Language, forms: ForbiddenForm[]): string[] {
+  return forms
+    .filter((form) => form.language === language)
+    .flatMap((form) => form.forbidden.filter((f) => text.includes(f)).map((f) => ({ f, form })))
+    .map(({ f, form }) => `${at}: uses "${f}", a form the glossary forbids in ${language} (${form.why}); write ${form.instead}`)
+}
+
+/** Every forbidden form a translated file contains, per section, anywhere in it (prose, inline code, code blocks' comments). */
+export function forbiddenForms(pair: Pair, forms: ForbiddenForm[]): string[] {
+  return pair.translation.flatMap((t) => forbiddenIn(where(pair, pair.source[t.index] ?? t), t.text.join('\n'), pair.language, forms))
+}
+
+/** Every forbidden form a language pack's texts contain (its stages' titles, summaries and hints, its checks' titles and hints, its messages). */
+export function forbiddenFormsInPack(language: Language, pack: Pack, forms: ForbiddenForm[]): string[] {
+  const file = `i18n/${language}.json`
+  const texts: [string, string][] = [
+    ...Object.entries(pack.stages).flatMap(([n, s]): [string, string][] => [
+      [`stage ${n} title`, s.title],
+      [`stage ${n} summary`, s.summary],
+      ...s.hints.map((h, i): [string, string] => [`stage ${n} hint ${i + 1}`, h]),
+    ]),
+    ...Object.entries(pack.checks).flatMap(([id, c]): [string, string][] => [
+      [`check ${id} title`, c.title],
+      [`check ${id} hint`, c.hint],
+    ]),
+    ...Object.entries(pack.messages).map(([id, m]): [string, string] => [`message ${id}`, m.text]),
+  ]
+  return texts.flatMap(([what, text]) => forbiddenIn(`${file} ${what}`, text, language, forms))
 }
