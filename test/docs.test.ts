@@ -9,7 +9,7 @@ import { course } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { FAULTS, type IncidentKind, KIND_TABLE } from '../logs/faults.ts'
 import { DAY_FILE } from '../logs/generator.ts'
-import { generatedDocs } from '../scripts/docTables.ts'
+import { generatedDocs } from '#scripts/docTables.ts'
 import { maxScoreOfGrade } from '#grader/checks/index.ts'
 
 const read = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8')

@@ -1,12 +1,12 @@
 // The Chinese and Korean texts beside the English ones (README.zh-CN.md,
 // stages/03-in-progress/README.ko.md, …) kept in step with them: text only,
 // no server. A translation records under each heading the stamp of the
-// English section it translates (harness/i18n/translations.ts); see
+// English section it translates (scripts/i18n/translations.ts); see
 // CONTRIBUTING.md, "Translations".
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { parseForbiddenForms, readForbiddenForms, readGlossary } from '#harness/i18n/glossary.ts'
+import { parseForbiddenForms, readForbiddenForms, readGlossary } from '#scripts/i18n/glossary.ts'
 import { pack } from '#harness/i18n/packs.ts'
 import { LANGUAGES } from '#harness/i18n/stamp.ts'
 import {
@@ -16,8 +16,8 @@ import {
   freshnessDifferences,
   glossaryMisses,
   structureDifferences,
-} from '#harness/i18n/translationChecks.ts'
-import { languageLine, learnerTexts, loadPair, type Pair, pairOf, stampTranslation, translationPath } from '#harness/i18n/translations.ts'
+} from '#scripts/i18n/translationChecks.ts'
+import { languageLine, learnerTexts, loadPair, type Pair, pairOf, stampTranslation, translationPath } from '#scripts/i18n/translations.ts'
 import { repoRoot } from '#harness/paths.ts'
 
 const pairs = learnerTexts().flatMap((english) => LANGUAGES.map((language) => loadPair(english, language)).filter((p): p is Pair => p !== undefined))

@@ -1,6 +1,8 @@
 // The shape of the code as an import graph, read with TypeScript's own parser:
 // harness/ is the layer grader/, replay/, bench/ and logs/ stand on, so it
 // imports none of them; replay/ and logs/ stand beside the grader, not on it;
+// scripts/ (the maintainers' tooling) is imported by no code that runs for a
+// learner or an instructor;
 // and no module of the course imports itself back through a chain of others.
 // Type-only imports count too: a cycle of types is still two modules that
 // cannot be understood one without the other.
@@ -81,7 +83,14 @@ function findCycles(edges: ReadonlyMap<string, readonly string[]>): string[][] {
 
 describe('the import graph', () => {
   it('reads the course: the harness, the grader, the replay, the day and the tests are all there', () => {
-    for (const file of ['harness/spawnServer.ts', 'grader/engine/grading.ts', 'replay/run.ts', 'logs/generator.ts', 'test/imports.test.ts'])
+    for (const file of [
+      'harness/spawnServer.ts',
+      'grader/engine/grading.ts',
+      'replay/run.ts',
+      'logs/generator.ts',
+      'scripts/i18n/cli.ts',
+      'test/imports.test.ts',
+    ])
       expect(files).toContain(file)
     expect(graph.get('harness/bankClient.ts')!.map((e) => e.spec)).toContain('./failure.ts')
   })
@@ -113,12 +122,23 @@ describe('the import graph', () => {
     expect(outside).toEqual([])
   })
 
-  it('one import style: a module reaches grader/ or harness/ from another top folder by its #alias, never by ../', () => {
+  it("the run time (harness/, bank/, grader/, replay/, bench/, logs/) imports nothing from scripts/, the maintainers' tooling", () => {
+    const runtime = /^(harness|bank|grader|replay|bench|logs)\//
+    const intoScripts = [...graph].flatMap(([file, imports]) =>
+      runtime.test(file)
+        ? imports.filter(({ target }) => target.kind === 'module' && target.path.startsWith('scripts/')).map(({ spec }) => `${file} imports ${spec}`)
+        : [],
+    )
+    expect(intoScripts).toEqual([])
+  })
+
+  it('one import style: a module reaches grader/, harness/ or scripts/ from another top folder by its #alias, never by ../', () => {
     const top = (path: string) => path.split('/')[0]
     const relativeAcross = [...graph].flatMap(([file, imports]) =>
       imports
         .filter(
-          ({ spec, target }) => spec.startsWith('.') && target.kind === 'module' && /^(grader|harness)\//.test(target.path) && top(target.path) !== top(file),
+          ({ spec, target }) =>
+            spec.startsWith('.') && target.kind === 'module' && /^(grader|harness|scripts)\//.test(target.path) && top(target.path) !== top(file),
         )
         .map(({ spec }) => `${file} imports ${spec}`),
     )

@@ -14,7 +14,7 @@ import { checksFor } from '#grader/checks/index.ts'
 import { stageByNumber } from '#harness/course.ts'
 import { materialize, type Mutant } from '#grader/mutants/mutant.ts'
 import { grade, type GradeOptions, type GradeResult } from '#grader/grade.ts'
-import { PINNED_SEEDS, REGRESSION_SEEDS } from '../../scripts/pinnedSeeds.ts'
+import { PINNED_SEEDS, REGRESSION_SEEDS } from '#scripts/pinnedSeeds.ts'
 import { runPostgres } from './postgres.ts'
 
 export const failures = (r: GradeResult) => r.checks.filter((c) => !c.passed).map((c) => `${c.id}: ${c.message} (${r.rerun})`)

@@ -4,11 +4,11 @@
 // i18n:status` prints the staleness ones.
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { repoRoot } from '../paths.ts'
+import { repoRoot } from '#harness/paths.ts'
 import type { ForbiddenForm, GlossaryTerm } from './glossary.ts'
 import { extract, type Section, slugs, splitSections } from './markdownSections.ts'
-import type { Pack } from './packs.ts'
-import { type Language, stampOf } from './stamp.ts'
+import type { Pack } from '#harness/i18n/packs.ts'
+import { type Language, stampOf } from '#harness/i18n/stamp.ts'
 import { asEnglishLink, exists, linkedFile, type Pair, sourceText, translatable } from './translations.ts'
 
 /** The English heading that names a section, with its parent's when the heading repeats ("The story" under each stage of LESSONS.md). */

@@ -3,10 +3,10 @@
 // no longer matches), a stage with another number of hints, a message with
 // other placeholders, an id the course no longer has. Each problem names the
 // pack, the id and the English, so that whoever fixes it sees what to translate.
-import type { Course } from '../course.ts'
-import { MESSAGES, placeholdersOf } from './messages.ts'
-import { type CheckText, checkSource, pack, stageSource } from './packs.ts'
-import { type Language, stampOf } from './stamp.ts'
+import type { Course } from '#harness/course.ts'
+import { MESSAGES, placeholdersOf } from '#harness/i18n/messages.ts'
+import { type CheckText, checkSource, pack, stageSource } from '#harness/i18n/packs.ts'
+import { type Language, stampOf } from '#harness/i18n/stamp.ts'
 
 /** `checks` are the course's checks with their English (the grader's; the harness does not load them itself). */
 export function packProblems(lang: Language, course: Course, checks: CheckText[]): string[] {

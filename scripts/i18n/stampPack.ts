@@ -4,7 +4,7 @@
 // translation, records that it translates the English as it is now. A stamp
 // is your word that the item says what the English says: never stamp an item
 // you did not update. What a pack lacks or has out of date is listed by
-// npm run i18n:status (scripts/i18n.ts) and failed on by test/i18n.grader.test.ts.
+// npm run i18n:status (scripts/i18n/cli.ts) and failed on by test/i18n.grader.test.ts.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { course, findStage } from '#harness/course.ts'
 import { MESSAGES } from '#harness/i18n/messages.ts'

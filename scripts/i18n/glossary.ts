@@ -4,8 +4,8 @@
 // use (calques that read wrong to a native reader).
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { repoRoot } from '../paths.ts'
-import { LANGUAGES, type Language } from './stamp.ts'
+import { repoRoot } from '#harness/paths.ts'
+import { LANGUAGES, type Language } from '#harness/i18n/stamp.ts'
 
 export type GlossaryTerm = Record<'english' | Language, string[]> & {
   /** Marked ★: a term of the course's own argument, checked in every section that uses it. */

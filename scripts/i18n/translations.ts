@@ -6,10 +6,10 @@
 // working). Both files open with a language line linking the others.
 import { existsSync, readFileSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import { course } from '../course.ts'
-import { repoRoot } from '../paths.ts'
+import { course } from '#harness/course.ts'
+import { repoRoot } from '#harness/paths.ts'
 import { type Section, slugs, splitSections } from './markdownSections.ts'
-import { LANGUAGES, type Language, stampOf } from './stamp.ts'
+import { LANGUAGES, type Language, stampOf } from '#harness/i18n/stamp.ts'
 
 const NAMES: Record<Language | 'en', string> = { en: 'English', 'zh-CN': '简体中文', ko: '한국어' }
 
