@@ -1,63 +1,45 @@
 // The Chinese and Korean texts beside the English ones (README.zh-CN.md,
 // stages/03-in-progress/README.ko.md, …) kept in step with them: text only,
 // no server. A translation records under each heading the stamp of the
-// English section it translates (scripts/i18n/translations.ts); see
-// CONTRIBUTING.md, "Translations".
+// English section it translates (scripts/i18n/translations.ts); a section
+// behind its English is listed by npm run i18n:status, never failed on here,
+// and what is compared with the English is compared only in sections stamped
+// current (scripts/i18n/translationChecks.ts; CONTRIBUTING.md, "Translations").
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { parseForbiddenForms, readForbiddenForms, readGlossary } from '#scripts/i18n/glossary.ts'
 import { pack } from '#harness/i18n/packs.ts'
 import { LANGUAGES } from '#harness/i18n/stamp.ts'
+import { repoRoot } from '#harness/paths.ts'
+import { parseForbiddenForms, readForbiddenForms, readGlossary } from '#scripts/i18n/glossary.ts'
 import {
   brokenFragments,
   forbiddenForms,
   forbiddenFormsInPack,
-  freshnessDifferences,
   glossaryMisses,
+  type Reference,
   structureDifferences,
+  TRANSLATION_CHECKS,
 } from '#scripts/i18n/translationChecks.ts'
 import { languageLine, learnerTexts, loadPair, type Pair, pairOf, stampTranslation, translationPath } from '#scripts/i18n/translations.ts'
-import { repoRoot } from '#harness/paths.ts'
 
 const pairs = learnerTexts().flatMap((english) => LANGUAGES.map((language) => loadPair(english, language)).filter((p): p is Pair => p !== undefined))
 const coreTerms = readGlossary().filter((t) => t.core)
 const forbidden = readForbiddenForms()
+const reference: Reference = { coreTerms, forbidden }
 
 describe('translations', () => {
-  it('cover the learner path (README, LESSONS, CONTRACT, every stage README) in every language, each file opening with its language line', () => {
-    const missing = learnerTexts().flatMap((english) => LANGUAGES.map((l) => translationPath(english, l)).filter((t) => !pairs.some((p) => p.translated === t)))
-    expect(missing, 'translations missing').toEqual([])
+  it('each file of the learner path opens with its language line, linking the translations that exist', () => {
+    // A translation not written yet is listed by npm run i18n:status, not failed on; the real ones are all there.
+    expect(pairs.length).toBeGreaterThan(0)
     const firstLine = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8').split('\n')[0]
     for (const english of learnerTexts()) expect(firstLine(english), english).toBe(languageLine(english, 'en'))
     for (const { english, translated, language } of pairs) expect(firstLine(translated), translated).toBe(languageLine(english, language))
   })
 
   describe.for(pairs)('$translated', (pair) => {
-    it('translates the current English of every section (its stamps are current)', () => {
-      expect(freshnessDifferences(pair).join('\n')).toBe('')
-    })
-
-    it('has the English sections and heading levels, and per section its code blocks, inline code, links and numbers', () => {
-      expect(structureDifferences(pair).join('\n')).toBe('')
-    })
-
-    it('links only to anchors that exist', () => {
-      expect(brokenFragments(pair).join('\n')).toBe('')
-    })
-
-    // Only the terms marked ★ in docs/glossary.md (28 of 39): on the drafts,
-    // checking every term flagged 60 sections, all correct prose, because the
-    // unmarked words have a second sense in the English ("check" the verb,
-    // "replays the teller's incident", an account's "owner", "phase" in
-    // general, "client" the customer or the program) or conjugate in Korean
-    // ("hold the core").
-    it('uses the glossary for every core term its English uses', () => {
-      expect(glossaryMisses(pair, coreTerms).join('\n')).toBe('')
-    })
-
-    it('uses none of the forms the glossary forbids, anywhere in the file', () => {
-      expect(forbiddenForms(pair, forbidden).join('\n')).toBe('')
+    it.for(TRANSLATION_CHECKS)('$name', ({ differences }) => {
+      expect(differences(pair, reference).join('\n')).toBe('')
     })
   })
 
@@ -67,24 +49,24 @@ describe('translations', () => {
 })
 
 // Each check above on an altered copy of one real pair, so that a check that
-// can no longer fail does not pass unnoticed.
+// can no longer fail does not pass unnoticed. A comparison with the English
+// is made on a copy stamped current (`current`): the real section may be
+// behind its English, which fails nothing.
 describe('the checks notice a translation that drifted', () => {
   const english = 'stages/02-fingerprint/README.md'
   const read = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8')
   const [en, zh] = [read(english), read(translationPath(english, 'zh-CN'))]
   const drifted = (englishText: string, translatedText: string) => pairOf(english, 'zh-CN', englishText, translatedText)
 
-  it('an English section changed after its translation was stamped, until the section is stamped again', () => {
-    const changed = en.replace(/^## The story\n/m, '## The story\n\nA sentence added.\n')
+  /** The pair with every section of the translation stamped current, as after npm run i18n:stamp -- --all: the comparisons with the English apply to each. */
+  const current = (englishText: string, translatedText: string) => drifted(englishText, stampTranslation(englishText, translatedText, english, 'zh-CN', 'all'))
+
+  it('an English section changed after its translation was stamped: no longer compared with the new English until it is stamped again', () => {
+    const changed = en.replace(/^## The story\n/m, '## The story\n\nA sentence added, with `new code`, 7 and [a link](https://example.com).\n')
     expect(changed, 'the altered English').not.toBe(en)
-    const stale = freshnessDifferences(drifted(changed, zh))
-    expect(stale).toEqual([
-      expect.stringMatching(
-        /^stages\/02-fingerprint\/README\.zh-CN\.md § The story: the English changed since this translation \(stamp [0-9a-f]{8}, now [0-9a-f]{8}\); update the section, then npm run i18n:stamp -- stages\/02-fingerprint\/README\.zh-CN\.md --section 2$/,
-      ),
-    ])
+    expect(structureDifferences(drifted(changed, zh))).toEqual([])
+    expect(structureDifferences(current(changed, zh)).join('\n')).toMatch(/§ The story: inline code differs from the English: missing `new code`/)
     const restamped = stampTranslation(changed, zh, english, 'zh-CN', 2)
-    expect(freshnessDifferences(drifted(changed, restamped))).toEqual([])
     expect(restamped.split('\n').filter((l, i) => l !== zh.split('\n')[i])).toHaveLength(1)
   })
 
@@ -102,15 +84,18 @@ describe('the checks notice a translation that drifted', () => {
     ]
     for (const [from, to, message] of cases) {
       expect(zh, from).toContain(from)
-      expect(structureDifferences(drifted(en, zh.replaceAll(from, to))).join('\n'), from).toMatch(message)
+      expect(structureDifferences(current(en, zh.replaceAll(from, to))).join('\n'), from).toMatch(message)
     }
   })
 
   it('a link to the translation of another course text counts as the link to the English text', () => {
     const sibling = zh.replace('../../docs/guarantees.md#', '../../docs/guarantees.zh-CN.md#')
-    expect(structureDifferences(drifted(en, sibling)).join('\n')).toMatch(/links differ/)
+    expect(structureDifferences(current(en, sibling)).join('\n')).toMatch(/links differ/)
     const toLessons = '[LESSONS](../../LESSONS.md#capstone--the-day)'
-    expect(structureDifferences(drifted(`${en}\n${toLessons}\n`, `${zh}\n${toLessons.replace('LESSONS.md', 'LESSONS.zh-CN.md')}\n`))).toEqual([])
+    expect(structureDifferences(current(`${en}\n${toLessons}\n`, `${en}\n${toLessons.replace('LESSONS.md', 'LESSONS.zh-CN.md')}\n`))).toEqual([])
+    expect(structureDifferences(current(`${en}\n${toLessons}\n`, `${en}\n[LESSONS](../../LESSONS.ko.md#capstone--the-day)\n`)).join('\n')).toMatch(
+      /links differ/,
+    )
   })
 
   it('a fragment link to an anchor that does not exist', () => {
@@ -121,18 +106,18 @@ describe('the checks notice a translation that drifted', () => {
   it('a translated comment in a shell or TypeScript block is prose; its command, a comment taken out and an English output are not', () => {
     const line = '--seed 42       # reproduce a run'
     expect(en, line).toContain(line)
-    const translated = (to: string) => structureDifferences(drifted(en, en.replace(line, to))).join('\n')
+    const translated = (to: string) => structureDifferences(current(en, en.replace(line, to))).join('\n')
     expect(translated(line)).toBe('')
     expect(translated('--seed 42  # 复现一次运行')).toBe('')
     expect(translated('--seed 42')).toMatch(/§ How to run: code block 1 differs/)
     expect(translated('--seed 24  # 复现一次运行')).toMatch(/§ How to run: code block 1 differs/)
     const output = '```\n✓ key-required\n```'
-    expect(structureDifferences(drifted(`${en}\n${output}\n`, `${en}\n${output.replace('✓', '# ✓')}\n`)).join('\n')).toMatch(/code block \d+ differs/)
+    expect(structureDifferences(current(`${en}\n${output}\n`, `${en}\n${output.replace('✓', '# ✓')}\n`)).join('\n')).toMatch(/code block \d+ differs/)
   })
 
   it('a core term not in the glossary', () => {
     const offGlossary = zh.replaceAll('指纹', '摘要')
-    expect(glossaryMisses(drifted(en, offGlossary), coreTerms).join('\n')).toMatch(
+    expect(glossaryMisses(current(en, offGlossary), coreTerms).join('\n')).toMatch(
       /§ The story: the English says "fingerprint", the translation uses none of 指纹/,
     )
   })

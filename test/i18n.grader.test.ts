@@ -1,8 +1,9 @@
 // The grader in the learner's language (issue 27): one grade in English,
 // zh-CN and ko gives the same --json, and prints its failure, hint, verdict
-// and next step in the language chosen, read from the pack. Every pack holds
-// every stage, check and message of the course, translated from the English
-// the course has now, with the same placeholders.
+// and next step in the language chosen, read from the pack. A pack item
+// translates a stage, check or message of the course, with the same
+// placeholders; one missing or behind its English is shown in English, and
+// listed by npm run i18n:status, never failed on.
 import { LAUNCHER } from '#harness/commands.ts'
 import { execFile } from 'node:child_process'
 import { mkdirSync, readFileSync } from 'node:fs'
@@ -10,10 +11,10 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { course, stageByNumber } from '#harness/course.ts'
 import { chooseLanguage, LANG_CHOICES, languageOfTag } from '#harness/i18n/language.ts'
-import { t } from '#harness/i18n/messages.ts'
-import { checkText, pack, packFile } from '#harness/i18n/packs.ts'
-import { packProblems } from '#scripts/i18n/packStatus.ts'
-import { LANGUAGES } from '#harness/i18n/stamp.ts'
+import { MESSAGES, type MessageId, t } from '#harness/i18n/messages.ts'
+import { checkSource, checkText, messageText, type Pack, pack, packFile, stageSource, stageText } from '#harness/i18n/packs.ts'
+import { packStatus } from '#scripts/i18n/packStatus.ts'
+import { LANGUAGES, stampOf } from '#harness/i18n/stamp.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { checksFor } from '#grader/checks/index.ts'
 import type { GradeResult } from '#grader/grade.ts'
@@ -35,27 +36,50 @@ function labHome(label: string): string {
 
 const allChecks = course.stages.flatMap((s) => checksFor(s.number))
 
+/** A copy of `lang`'s pack with every item stamped current, whatever the real pack's state: what the tests below alter. */
+function currentPack(lang: (typeof LANGUAGES)[number]): Pack {
+  const copy = structuredClone(pack(lang))
+  for (const stage of course.stages) if (copy.stages[stage.number]) copy.stages[stage.number]!.source = stampOf(stageSource(stage))
+  for (const check of allChecks) if (copy.checks[check.id]) copy.checks[check.id]!.source = stampOf(checkSource(check))
+  for (const [id, english] of Object.entries(MESSAGES)) if (copy.messages[id]) copy.messages[id]!.source = stampOf(english)
+  return copy
+}
+
+/** A check whose translation in `lang` is current in the real pack (one English edit leaves the others so). */
+const currentCheck = (lang: (typeof LANGUAGES)[number]) => allChecks.find((c) => pack(lang).checks[c.id]?.source === stampOf(checkSource(c)))
+
 describe('the packs', () => {
-  it.for(LANGUAGES)('%s: every stage, check and message translated from the current English, with the same placeholders', (lang) => {
+  it.for(LANGUAGES)('%s: nothing broken (every current stage with its hints, every current message with its placeholders, no id the course lacks)', (lang) => {
     expect(packFile(lang)).toBe(join(repoRoot, 'i18n', `${lang}.json`))
-    expect(packProblems(lang, course, allChecks)).toEqual([])
+    // An item missing or behind its English is listed by npm run i18n:status, not failed on: the grader shows the English for it.
+    expect(packStatus(lang, pack(lang), { stages: course.stages, checks: allChecks }).broken).toEqual([])
   })
 
-  it('a problem names the pack, the id and the English: a stage reworded, a check the course no longer has', () => {
+  it('a stage reworded is to translate, naming the English; a check the course no longer has, or a current message with other placeholders, is broken', () => {
+    const ko = currentPack('ko')
+    expect(packStatus('ko', ko, { stages: course.stages, checks: allChecks })).toMatchObject({ todo: [], broken: [] })
     const [stage0, ...rest] = course.stages
     const reworded = { ...stage0!, title: `${stage0!.title}, reworded` }
-    const problems = packProblems('ko', { ...course, stages: [reworded, ...rest] }, allChecks.slice(1))
-    expect(problems).toEqual([
-      `i18n/ko.json stage 0: out of date, the English is now ${JSON.stringify([reworded.title, reworded.summary, ...reworded.hints].join('\n'))}`,
-      `i18n/ko.json check ${allChecks[0]!.id}: the course has no such check`,
+    const found = packStatus('ko', ko, { stages: [reworded, ...rest], checks: allChecks.slice(1) })
+    expect(found.todo).toEqual([{ kind: 'stage', id: '0', state: 'out of date', english: [reworded.title, reworded.summary, ...reworded.hints].join('\n') }])
+    expect(found.broken).toEqual([`i18n/ko.json check ${allChecks[0]!.id}: the course has no such check; remove it from the pack`])
+    ko.messages['hint.next']!.text = ko.messages['hint.next']!.text.replace('{following}', '{next}')
+    ko.stages['1']!.hints.pop()
+    delete ko.checks[allChecks[1]!.id]
+    const edited = packStatus('ko', ko, { stages: course.stages, checks: allChecks })
+    expect(edited.broken).toEqual([
+      `i18n/ko.json stage 1: ${stageByNumber(1).hints.length - 1} hints for the English's ${stageByNumber(1).hints.length}`,
+      'i18n/ko.json message hint.next: placeholders {next} {number}, the English has {following} {number}',
     ])
+    expect(edited.todo).toEqual([{ kind: 'check', id: allChecks[1]!.id, state: 'missing', english: `${allChecks[1]!.title}\n${allChecks[1]!.hint}` }])
   })
 
   it('an English that changed since its translation is shown in English, never the stale translation', () => {
-    const [first] = allChecks
-    const changed = { id: first!.id, title: `${first!.title} (reworded)`, hint: first!.hint }
     for (const lang of LANGUAGES) {
-      expect(checkText(lang, first!)).toEqual({ title: pack(lang).checks[first!.id]!.title, hint: pack(lang).checks[first!.id]!.hint })
+      const check = currentCheck(lang)
+      expect(check, `${lang}: a check translated and current`).toBeDefined()
+      const changed = { id: check!.id, title: `${check!.title} (reworded)`, hint: check!.hint }
+      expect(checkText(lang, check!)).toEqual({ title: pack(lang).checks[check!.id]!.title, hint: pack(lang).checks[check!.id]!.hint })
       expect(checkText(lang, changed)).toEqual({ title: changed.title, hint: changed.hint })
     }
   })
@@ -73,7 +97,7 @@ describe('the packs', () => {
     for (const lang of LANGUAGES) {
       const table = renderProgress(progress, { kind: 'starter' }, lang)
       expect(table).toContain(t(lang, 'progress.heading'))
-      expect(table).toContain(t(lang, 'progress.next', { number: 0, title: pack(lang).stages['0']!.title, command: 'npm run grade -- 0' }))
+      expect(table).toContain(t(lang, 'progress.next', { number: 0, title: stageText(lang, stageByNumber(0)).title, command: 'npm run grade -- 0' }))
       // Every row's score ends at the same terminal column.
       const ends = table
         .split('\n')
@@ -139,7 +163,7 @@ describe('choosing the language', () => {
 
   it('npm run hint: --lang ko, then remembered under an English LANG; LANG=zh_CN.UTF-8 over it; an unknown --lang is one line', async () => {
     const stage0 = stageByNumber(0)
-    const ko = pack('ko').stages['0']!
+    const ko = stageText('ko', stage0)
     const home = labHome('hint')
     const first = await hint(['0', '--lang', 'ko'], { LAB_HOME: home, LANG: 'C' })
     expect(first.stdout).toContain(t('ko', 'hint.title', { number: 0, title: ko.title, count: 1, total: stage0.hints.length }))
@@ -148,7 +172,7 @@ describe('choosing the language', () => {
     expect(again.stdout).toContain(`  2. ${ko.hints[1]}`)
     expect(again.stdout).toContain(t('ko', 'hint.next', { number: 0, following: 3 }))
     const fromLocale = await hint(['0'], { LAB_HOME: home, LANG: 'zh_CN.UTF-8' })
-    expect(fromLocale.stdout).toContain(`  3. ${pack('zh-CN').stages['0']!.hints[2]}`)
+    expect(fromLocale.stdout).toContain(`  3. ${stageText('zh-CN', stage0).hints[2]}`)
     const unknown = await hint(['0', '--lang', 'fr'], { LAB_HOME: labHome('hint-unknown') })
     expect([unknown.code, unknown.stdout, unknown.stderr.trim().split('\n')]).toEqual([
       2,
@@ -183,7 +207,7 @@ describe('one grade in every language', () => {
     expect(en).toContain(`hint: ${failed.hint}`)
     LANGUAGES.forEach((lang, i) => {
       const out = translated[i]!
-      const check = pack(lang).checks[failed.id]!
+      const check = checkText(lang, failed)
       expect(out).toContain(`✗ ${check.title} [${failed.id}]`)
       expect(out).toContain(t(lang, 'failure.failed', { message: failed.message.split('\n')[0]! }).split('\n')[0])
       expect(out).toContain(t(lang, 'failure.hint', { hint: check.hint }))
@@ -197,8 +221,10 @@ describe('one grade in every language', () => {
       })
       expect(out).toContain(verdict.split(' · ')[0])
       expect(out).toContain(t(lang, 'next.fix', { hintCommand: 'npm run hint -- 0', rerun: english.rerun }))
-      // No English heading left; the evidence (the check's message) stays as it came.
-      for (const english of ['FAILED', '      hint: ', 'next: ']) expect(out).not.toContain(english)
+      // No English heading left where the pack translates it (current); the evidence (the check's message) stays as it came.
+      const headings = { 'summary.failed': 'FAILED', 'failure.hint': '      hint: ', 'next.fix': 'next: ' } as const
+      for (const [id, english] of Object.entries(headings))
+        if (messageText(lang, id, MESSAGES[id as MessageId]) !== MESSAGES[id as MessageId]) expect(out).not.toContain(english)
       expect(out).toContain(failed.message.split('\n')[0])
     })
   }, 300_000)

@@ -1,13 +1,16 @@
-// npm run i18n:status
+// npm run i18n:status [-- --warn]
 // npm run i18n:stamp -- <translated file> (--section N | --all)
 //
-// status: every translated section whose English changed since it was
-// translated (file, section, recorded and current stamp), every English file
-// or section of the learner path without a translation, and per language how
-// many sections are translated and current; then what the grader's language
-// packs (i18n/<lang>.json) lack or have out of date. Exit 1 when a section or
-// a pack item is out of date, or a translation's headings no longer match
-// its English. (A pack item is stamped with npm run i18n:stamp-pack.)
+// status: what is left to translate, per language (scripts/i18n/todo.ts):
+// every section of the learner path not translated yet or behind its
+// English, every translated file missing, every item of the grader's
+// language packs (i18n/<lang>.json) missing or behind its English, each with
+// the command that records it once translated; then each language's
+// coverage, and what npm test fails on (a translation whose headings no
+// longer match its English, a broken pack item). Exit 0 when there is
+// nothing to do, 1 otherwise; with --warn (CI's report), 0 either way.
+// Nothing it lists as to translate fails npm test (CONTRIBUTING.md,
+// "Translations"). A pack item is stamped with npm run i18n:stamp-pack.
 //
 // stamp: after updating a translation, rewrites its language line and the
 // stamp line under the chosen headings from the current English, which
@@ -16,65 +19,38 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { relative, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { course } from '#harness/course.ts'
-import { packProblems } from './packStatus.ts'
-import { LANGUAGES } from '#harness/i18n/stamp.ts'
-import { freshnessDifferences, staleSections } from './translationChecks.ts'
-import { learnerTexts, loadPair, sourceOf, stampTranslation, translatable, translationPath } from './translations.ts'
-import { splitSections } from './markdownSections.ts'
-import { repoRoot } from '#harness/paths.ts'
 import { checksFor } from '#grader/checks/index.ts'
+import { course } from '#harness/course.ts'
+import { pack } from '#harness/i18n/packs.ts'
+import { LANGUAGES } from '#harness/i18n/stamp.ts'
+import { repoRoot } from '#harness/paths.ts'
+import { packStatus } from './packStatus.ts'
+import { type Listing, listTodo, renderTodo, statusExitCode } from './todo.ts'
+import { exists, learnerTexts, sourceOf, stampTranslation, translationPath } from './translations.ts'
 
-const USAGE = 'usage: npm run i18n:status\n       npm run i18n:stamp -- <translated file> (--section N | --all)'
+const read = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8')
 
-function status(): number {
-  let failed = false
-  const outOfDate: string[] = []
-  const untranslated: string[] = []
-  const coverage: string[] = []
-  for (const language of LANGUAGES) {
-    let current = 0
-    let total = 0
-    for (const english of learnerTexts()) {
-      const sections = splitSections(readFileSync(resolve(repoRoot, english), 'utf8')).filter(translatable)
-      total += sections.length
-      const pair = loadPair(english, language)
-      if (!pair) {
-        untranslated.push(`${translationPath(english, language)}: missing (${sections.length} sections)`)
-        continue
-      }
-      if (pair.source.length !== pair.translation.length) {
-        failed = true
-        outOfDate.push(...freshnessDifferences(pair))
-        continue
-      }
-      const stale = staleSections(pair)
-      current += sections.length - stale.length
-      for (const s of stale) {
-        const at = `${pair.translated} § ${s.heading} (--section ${s.index})`
-        if (s.recorded === undefined) untranslated.push(`${at}: no stamp`)
-        else {
-          failed = true
-          outOfDate.push(`${at}: stamp ${s.recorded}, now ${s.current}`)
-        }
-      }
-    }
-    coverage.push(`${language.padEnd(6)} ${current}/${total} sections translated and current (${((100 * current) / total).toFixed(1)}%)`)
-  }
+const USAGE = 'usage: npm run i18n:status [-- --warn]\n       npm run i18n:stamp -- <translated file> (--section N | --all)'
+
+/** The learner path's English texts and their translations, and each language's pack, as they are in the checkout. */
+function listing(): Listing {
+  const texts = learnerTexts().map((english) => ({
+    english,
+    englishText: read(english),
+    translations: Object.fromEntries(LANGUAGES.flatMap((l) => (exists(translationPath(english, l)) ? [[l, read(translationPath(english, l))]] : []))),
+  }))
   const checks = course.stages.flatMap((s) => checksFor(s.number))
-  const packs = LANGUAGES.flatMap((language) => packProblems(language, course, checks))
-  const list = (title: string, lines: string[]) => (lines.length === 0 ? [] : [`${title}:`, ...lines.map((l) => `  ${l}`), ''])
-  console.log(
-    [
-      ...list('out of date', outOfDate),
-      ...list('not translated', untranslated),
-      'coverage of the learner path:',
-      ...coverage,
-      '',
-      packs.length ? list("the grader's language packs", packs).join('\n') : `the grader's language packs (${LANGUAGES.join(', ')}): complete and current`,
-    ].join('\n'),
+  return listTodo(
+    texts,
+    LANGUAGES.map((language) => packStatus(language, pack(language), { stages: course.stages, checks })),
   )
-  return failed || packs.length > 0 ? 1 : 0
+}
+
+function status(args: string[]): number {
+  const { values } = parseArgs({ args, options: { warn: { type: 'boolean', default: false } } })
+  const list = listing()
+  console.log(renderTodo(list))
+  return statusExitCode(list, values.warn)
 }
 
 function stamp(args: string[]): number {
@@ -91,7 +67,6 @@ function stamp(args: string[]): number {
     console.error(file && !source ? `${file} is not a translation (NAME.<${LANGUAGES.join('|')}>.md)\n${USAGE}` : USAGE)
     return 2
   }
-  const read = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8')
   try {
     writeFileSync(resolve(repoRoot, file), stampTranslation(read(source.english), read(file), source.english, source.language, section ?? 'all'))
   } catch (error) {
@@ -104,7 +79,7 @@ function stamp(args: string[]): number {
 
 const [command, ...rest] = process.argv.slice(2)
 try {
-  if (command === 'status') process.exitCode = status()
+  if (command === 'status') process.exitCode = status(rest)
   else if (command === 'stamp') process.exitCode = stamp(rest)
   else {
     console.error(USAGE)
