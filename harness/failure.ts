@@ -3,19 +3,21 @@
 // that the bank client (and replay, bench) can throw it without importing the
 // grader.
 import type { Exchange } from './http.ts'
+import type { Line } from './i18n/phrase.ts'
 
 export type FailureDetails = {
   /** The request that showed the problem. */
   exchange?: Exchange
-  expected?: string
-  got?: string
+  expected?: Line
+  got?: Line
 }
 
 export class CheckFailure extends Error {
   constructor(
-    message: string,
+    /** What went wrong, said in the reader's language when printed (Error.message holds its English). */
+    readonly said: Line,
     readonly details: FailureDetails = {},
   ) {
-    super(message)
+    super(String(said))
   }
 }

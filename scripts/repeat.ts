@@ -64,7 +64,7 @@ if (!values['mutants-only'])
       repeat(`solution of stage ${stage.number} passes`, seedsOf(stage.number), async (seed) => {
         const r = await grade({ stage: stage.number, seed, source: { kind: 'solution' }, shrink: false, ...(await sharedPostgres(stage.number)) })
         const failed = r.checks.filter((c) => !c.passed)
-        return r.passed ? undefined : `${r.rerun}: failed ${failed.map((c) => `${c.id} (${c.message.split('\n')[0]})`).join(', ')}`
+        return r.passed ? undefined : `${r.rerun}: failed ${failed.map((c) => `${c.id} (${String(c.message).split('\n')[0]})`).join(', ')}`
       }),
     )
 

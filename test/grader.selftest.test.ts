@@ -80,7 +80,7 @@ describe.concurrent('grading stage 0', () => {
     expectStartFailure(result, /^the server did not start: the server is still running but GET \/health never answered 200 within 20 s \(last: .*timeout/i)
     // The scenario printed its own pid and its child's: both are gone,
     // although both ignore SIGTERM.
-    const message = result.checks[0]!.message
+    const message = String(result.checks[0]!.message)
     const [, pid, grandchild] = /pid (\d+), grandchild pid (\d+)/.exec(message) ?? []
     expect(pid && grandchild, `the server log is in the message:\n${message}`).toBeTruthy()
     expect(pidAlive(Number(pid))).toBe(false)
@@ -152,7 +152,7 @@ describe.concurrent('grading stage 0', () => {
       expectStartFailure(result, new RegExp(`^the server did not start: ${file}:3:\\d+: Unexpected "="\n`), ids)
       // The error appears once in the whole result, not once per check: the first check's first line and its log's own line, and server.reason (that first line).
       expect(JSON.stringify(result).split('Unexpected \\"=\\"').length - 1, 'copies of the error').toBe(3)
-      expect(result.server).toEqual({ started: false, reason: result.checks[0]!.message.split('\n')[0] })
+      expect(result.server).toEqual({ started: false, reason: String(result.checks[0]!.message).split('\n')[0] })
     } finally {
       checkout.dispose()
     }
@@ -179,8 +179,8 @@ describe.concurrent('grading stage 0', () => {
     expect(failedIds(result)).toEqual(['transfers-move-money'])
     const c = byId(result, 'transfers-move-money')
     expect(c).toMatchObject({ status: 'fail', message: 'the 201 body describes the transfer and the debited balance after it' })
-    const expected = JSON.parse(c.failure!.expected!) as { balanceAfter: number }
-    const got = JSON.parse(c.failure!.got!) as { balanceAfter: number }
+    const expected = JSON.parse(String(c.failure!.expected!)) as { balanceAfter: number }
+    const got = JSON.parse(String(c.failure!.got!)) as { balanceAfter: number }
     expect(got.balanceAfter - expected.balanceAfter).toBe(1_000)
     expect(c.failure?.exchange?.response?.status).toBe(201)
     expect(result.score).toBe(stage0.points - c.maxPoints)
@@ -226,7 +226,7 @@ describe.concurrent('grading stage 0', () => {
     const c = byId(result, 'suspected-duplicates')
     expect(c).toMatchObject({ status: 'fail', message: 'on a crafted ledger, your query must flag exactly the copies' })
     expect(c.failure?.got).toBe('[]')
-    expect(JSON.parse(c.failure!.expected!).length).toBeGreaterThan(0)
+    expect(JSON.parse(String(c.failure!.expected!)).length).toBeGreaterThan(0)
     expect(c.notes.join('\n')).toMatch(/same Idempotency-Key → 3 ledger row\(s\)/)
     expect(result.rerun).toBe('npm run grade -- 0 --seed 7')
   })

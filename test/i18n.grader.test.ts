@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { course, stageByNumber } from '#harness/course.ts'
 import { chooseLanguage, LANG_CHOICES, languageOfTag } from '#harness/i18n/language.ts'
 import { MESSAGES, type MessageId, t } from '#harness/i18n/messages.ts'
+import { templates } from '#harness/i18n/phrase.ts'
 import { checkSource, checkText, messageText, type Pack, pack, packFile, stageSource, stageText } from '#harness/i18n/packs.ts'
 import { packStatus } from '#scripts/i18n/packStatus.ts'
 import { LANGUAGES, stampOf } from '#harness/i18n/stamp.ts'
@@ -41,7 +42,7 @@ function currentPack(lang: (typeof LANGUAGES)[number]): Pack {
   const copy = structuredClone(pack(lang))
   for (const stage of course.stages) if (copy.stages[stage.number]) copy.stages[stage.number]!.source = stampOf(stageSource(stage))
   for (const check of allChecks) if (copy.checks[check.id]) copy.checks[check.id]!.source = stampOf(checkSource(check))
-  for (const [id, english] of Object.entries(MESSAGES)) if (copy.messages[id]) copy.messages[id]!.source = stampOf(english)
+  for (const [id, english] of templates()) if (copy.messages[id]) copy.messages[id]!.source = stampOf(english)
   return copy
 }
 
@@ -209,7 +210,7 @@ describe('one grade in every language', () => {
       const out = translated[i]!
       const check = checkText(lang, failed)
       expect(out).toContain(`✗ ${check.title} [${failed.id}]`)
-      expect(out).toContain(t(lang, 'failure.failed', { message: failed.message.split('\n')[0]! }).split('\n')[0])
+      expect(out).toContain(t(lang, 'failure.failed', { message: String(failed.message).split('\n')[0]! }).split('\n')[0])
       expect(out).toContain(t(lang, 'failure.hint', { hint: check.hint }))
       const verdict = t(lang, 'summary.line', {
         verdict: t(lang, 'summary.failed'),
@@ -225,7 +226,7 @@ describe('one grade in every language', () => {
       const headings = { 'summary.failed': 'FAILED', 'failure.hint': '      hint: ', 'next.fix': 'next: ' } as const
       for (const [id, english] of Object.entries(headings))
         if (messageText(lang, id, MESSAGES[id as MessageId]) !== MESSAGES[id as MessageId]) expect(out).not.toContain(english)
-      expect(out).toContain(failed.message.split('\n')[0])
+      expect(out).toContain(String(failed.message).split('\n')[0])
     })
   }, 300_000)
 })

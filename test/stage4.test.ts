@@ -27,7 +27,7 @@ describe('a replay deviation fails only its own check', () => {
     const path = materialize(stage4Mutants.find((m) => m.id === id)!)
     const r = await grade({ stage: 4, seed: 6_060, source: { kind: 'dir', path }, only: checksFor(4).map((c) => c.id) })
     expect(r.checks.filter(isFailure).map((c) => c.id)).toEqual([only, 'histories-4'])
-    expect(r.checks.some((c) => c.notes.some((n) => n.includes('see replay-exact, replay-marked')))).toBe(true)
+    expect(r.checks.some((c) => c.notes.some((n) => String(n).includes('see replay-exact, replay-marked')))).toBe(true)
   })
 })
 

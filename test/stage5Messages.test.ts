@@ -15,7 +15,7 @@ async function failureMessage(layer: Mutant, checkId = 'purge-bounded'): Promise
   const path = materialize(layer)
   const r = await grade({ stage: 5, seed: 11, source: { kind: 'dir', path }, only: [checkId] })
   expect(r.checks.map((c) => [c.id, c.status])).toEqual([[checkId, 'fail']])
-  return r.checks[0]!.message
+  return String(r.checks[0]!.message)
 }
 const purgeMessage = (layer: Mutant) => failureMessage(layer)
 const mutant = (id: string) => stage5Mutants.find((m) => m.id === id)!

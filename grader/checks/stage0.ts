@@ -2,10 +2,19 @@
 import { dirname, resolve } from 'node:path'
 import pLimit from 'p-limit'
 import type { LedgerEntry } from '#harness/bankClient.ts'
+import { phrases } from '#harness/i18n/phrase.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../engine/check.ts'
 import type { CallResult } from '../policing/learnerCode.ts'
 import { expectConsistent, freshKey, newRows, openParties } from './setup.ts'
 import { copiesToFlag, craftLedger, suspectedCopies } from './suspectedDuplicates.ts'
+
+// What these checks tell a learner, as templates the packs translate (i18n/<lang>.json, "messages": stage0.<key>).
+const say = phrases('stage0', {
+  healthAnswers: 'GET /health must answer 200',
+  accountOpens: 'POST /accounts opens an account',
+  ownAccountRead: 'a client reads its own account',
+  openingBalanceRead: 'the balance read back is the opening balance',
+})
 
 const bankBasics: Check = {
   id: 'bank-basics',
@@ -15,14 +24,14 @@ const bankBasics: Check = {
   timeoutMs: 10_000,
   async run(ctx) {
     const health = await ctx.bank.send({ path: '/health' })
-    expectStatus(health, 200, 'GET /health must answer 200')
+    expectStatus(health, 200, say('healthAnswers'))
     const [alice] = await openParties(ctx, 1, 0)
     const balance = ctx.rng.amount(0, 5_000_000)
     const opened = await ctx.bank.as(alice!.customer, { path: '/accounts', body: { balance } })
-    expectStatus(opened, 201, 'POST /accounts opens an account')
+    expectStatus(opened, 201, say('accountOpens'))
     const read = await ctx.bank.as(alice!.customer, { path: `/accounts/${opened.json.id}` })
-    expectStatus(read, 200, 'a client reads its own account')
-    expectEqual(read.json.balance, balance, 'the balance read back is the opening balance', read.exchange)
+    expectStatus(read, 200, say('ownAccountRead'))
+    expectEqual(read.json.balance, balance, say('openingBalanceRead'), read.exchange)
   },
 }
 

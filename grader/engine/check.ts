@@ -6,6 +6,7 @@ import type { GradeClock } from '#harness/gradeClock.ts'
 import type { Stage } from '#harness/course.ts'
 import { CheckFailure, type FailureDetails } from '#harness/failure.ts'
 import type { Exchange, Reply } from '#harness/http.ts'
+import { type Line, phrases } from '#harness/i18n/phrase.ts'
 import type { Rng } from '#harness/rng.ts'
 import type { CallResult, ExportRequest } from '../policing/callExport.ts'
 import type { Coverage } from './checkResult.ts'
@@ -43,7 +44,7 @@ export type CheckContext = {
   /** Path of the default instance's SQLite file (open it read-only). */
   dbPath: string
   /** A line for the report, shown under the check whether it passes or not. */
-  note(line: string): void
+  note(line: Line): void
   /** Partial credit: the points this check earns if it then fails (a pass always earns all of them). */
   award(points: number): void
   /** A histories check's reach, for its result (`grade --coverage` prints it). */
@@ -116,7 +117,7 @@ export function skippedOnDatabase(check: Check, graded: Stage): boolean {
 export class NotJudged extends Error {
   constructor(
     /** What the check saw that it cannot judge without, e.g. "no lease: a retry a year after the claim still got 409". */
-    readonly why: string,
+    readonly why: Line,
     /** The check whose property is missing, and which fails for it. */
     readonly blockedBy: string,
   ) {
@@ -124,15 +125,21 @@ export class NotJudged extends Error {
   }
 }
 
-export function notJudged(why: string, blockedBy: string): never {
+export function notJudged(why: Line, blockedBy: string): never {
   throw new NotJudged(why, blockedBy)
 }
 
-export function fail(message: string, details: FailureDetails = {}): never {
+// The engine's own sentences around a check's: `why` is the check's, a Phrase or evidence.
+const say = phrases('expect', {
+  problemMediaType: '{why}: errors must be application/problem+json (RFC 9457)',
+  problemBody: '{why}: the problem body needs "title" and "status": {status}',
+})
+
+export function fail(message: Line, details: FailureDetails = {}): never {
   throw new CheckFailure(message, details)
 }
 
-export function expectStatus(reply: Reply, expected: number | number[], why: string): void {
+export function expectStatus(reply: Reply, expected: number | number[], why: Line): void {
   const ok = Array.isArray(expected) ? expected.includes(reply.status) : reply.status === expected
   if (!ok)
     fail(why, {
@@ -143,21 +150,20 @@ export function expectStatus(reply: Reply, expected: number | number[], why: str
 }
 
 /** An RFC 9457 problem: the status, the media type, and a body with type/title/status. */
-export function expectProblem(reply: Reply, status: number, why: string): void {
+export function expectProblem(reply: Reply, status: number, why: Line): void {
   expectStatus(reply, status, why)
   const type = reply.headers['content-type'] ?? ''
   if (!type.startsWith('application/problem+json'))
-    fail(`${why}: errors must be application/problem+json (RFC 9457)`, {
+    fail(say('problemMediaType', { why }), {
       exchange: reply.exchange,
       expected: 'Content-Type: application/problem+json',
       got: `Content-Type: ${type || '(none)'}`,
     })
   const body = reply.json
-  if (!body || typeof body.title !== 'string' || body.status !== status)
-    fail(`${why}: the problem body needs "title" and "status": ${status}`, { exchange: reply.exchange })
+  if (!body || typeof body.title !== 'string' || body.status !== status) fail(say('problemBody', { why, status }), { exchange: reply.exchange })
 }
 
-export function expectEqual<T>(got: T, expected: T, why: string, exchange?: Exchange): void {
+export function expectEqual<T>(got: T, expected: T, why: Line, exchange?: Exchange): void {
   const g = JSON.stringify(got)
   const e = JSON.stringify(expected)
   if (g !== e) fail(why, { exchange, expected: e, got: g })

@@ -18,6 +18,7 @@ import type { LearnerExports } from '../policing/learnerCode.ts'
 import { historiesDefault } from '../model/historyCount.ts'
 import { rerunCommand } from './rerun.ts'
 import type { ServerCommand } from '#harness/serverCommand.ts'
+import type { Line } from '#harness/i18n/phrase.ts'
 
 /** What a check's context is made from: the grade it runs in (grading.ts). */
 export type CheckGround = {
@@ -41,7 +42,7 @@ export type CheckScope = {
   /** Aborted when the check ends: whatever it still has in flight stops. */
   abort: AbortController
   trace: Exchange[]
-  notes: string[]
+  notes: Line[]
   /** The instances the check was lent (besides its default one): given back when it ends. */
   lent: ServerProcess[]
   /** Notes on learner files this course's starter stood in for. */
@@ -60,7 +61,7 @@ export type CheckScope = {
  */
 export function makeCheckContext(ground: CheckGround, check: Check, stage: Stage, bank: ServerProcess, clock: GradeClock, defaultDb: string): CheckScope {
   const { options, workspace, adminToken, pool } = ground
-  const notes: string[] = []
+  const notes: Line[] = []
   const trace: Exchange[] = []
   const lent: ServerProcess[] = []
   const borrowed: string[] = []

@@ -1,6 +1,7 @@
 // What one check came to: the runner produces it, the reports print it, and
 // the start-failure helpers build it for checks that never ran.
 import type { Exchange } from '#harness/http.ts'
+import type { Line } from '#harness/i18n/phrase.ts'
 
 /**
  * 'skipped': the check needs more than the HTTP contract (check.needs) and the server is a --server command.
@@ -19,13 +20,14 @@ export type CheckResult = {
   /** Points earned: all of the check's points when it passes, else what it awarded (ctx.award), 0 by default. */
   points: number
   maxPoints: number
-  message: string
+  /** What the check found: a Phrase, printed in the reader's language; a result document holds its English (Phrase.toJSON). */
+  message: Line
   hint: string
-  notes: string[]
+  notes: Line[]
   durationMs: number
   /** Proof of which random inputs the check drew (same seed, same digest). */
   inputs: { draws: number; digest: string }
-  failure?: { exchange?: Exchange; expected?: string; got?: string; serverLog?: string }
+  failure?: { exchange?: Exchange; expected?: Line; got?: Line; serverLog?: string }
   /** With 'not-judged': the check whose failure left this one unjudgeable. */
   blockedBy?: string
   /** A histories check's reach: every transition of its stage's model, and how many histories took it (grader/model/coverage.ts). */

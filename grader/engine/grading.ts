@@ -245,7 +245,7 @@ export class Grading {
     if (failedStart) {
       const result = failedToStart(check, stage, failedStart.error, this.graded.number)
       found.startFailedIn = check.id
-      found.startError = result.message.split('\n')[0]
+      found.startError = String(result.message).split('\n')[0]
       return result
     }
     const run = await runCheck(this, check, stage, this.shared!)
@@ -262,7 +262,7 @@ export class Grading {
     const { failure } = result
     return {
       ...result,
-      message: paths(result.message),
+      message: typeof result.message === 'string' ? paths(result.message) : result.message.mapEvidence(paths),
       ...(failure?.serverLog ? { failure: { ...failure, serverLog: paths(failure.serverLog) } } : {}),
     }
   }

@@ -55,7 +55,7 @@ export function notRun(check: Check, stage: Stage, firstId: string): CheckResult
 }
 
 /** True for the checks notRun() produced: the report prints them on one line each. */
-export const isNotRun = (r: CheckResult) => r.status === 'error' && r.message.startsWith('not run: ')
+export const isNotRun = (r: CheckResult) => r.status === 'error' && String(r.message).startsWith('not run: ')
 
 /** Every check after the one during which the server stopped answering: not judged, pointing at it. */
 export function afterHang(check: Check, stage: Stage, hungIn: string): CheckResult {

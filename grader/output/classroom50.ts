@@ -63,7 +63,7 @@ const toTest = (check: GradedCheckResult): Classroom50Test => ({
   'max-score': check.regression ? 0 : whole(check.maxPoints),
   check: check.id,
   regression: check.regression,
-  message: check.message,
+  message: String(check.message),
 })
 
 /**

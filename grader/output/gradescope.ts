@@ -79,9 +79,9 @@ function toTest(check: GradedCheckResult, index: number, seed: number): Gradesco
 
 function testOutput(check: GradedCheckResult): string {
   const lines = check.regression ? [`regression: a check of stage ${check.stage}, run again on this stage's folder; not in the score`] : []
-  lines.push(...check.notes)
+  lines.push(...check.notes.map(String))
   // Skipped and not judged carry their reason in the message, and no failure of their own.
-  if (check.status === 'skipped' || check.status === 'not-judged') lines.push(check.message)
+  if (check.status === 'skipped' || check.status === 'not-judged') lines.push(String(check.message))
   else if (!check.passed) lines.push(...failureBlocks(check).map((b) => b.text))
   return lines.join('\n')
 }

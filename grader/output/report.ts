@@ -6,6 +6,7 @@ import { describeResponse, toCurl, type Exchange } from '#harness/http.ts'
 import type { Lang } from '#harness/i18n/language.ts'
 import { t } from '#harness/i18n/messages.ts'
 import { checkText, stageText } from '#harness/i18n/packs.ts'
+import { say } from '#harness/i18n/phrase.ts'
 import type { Isolation } from '#harness/isolation.ts'
 import type { PgServer } from '#harness/postgres.ts'
 import type { KeptServer } from '../engine/keep.ts'
@@ -61,18 +62,18 @@ export function printCheck(r: CheckResult, lang: Lang = 'en') {
   // The result keeps the English (--json is the same in every language): only what is printed is translated.
   const { title } = checkText(lang, r)
   if (isNotRun(r)) return console.log(chalk.dim(`  – ${title} [${r.id}] ${t(lang, 'check.notRun')}`))
-  if (r.status === 'skipped') return console.log(chalk.dim(`  – ${title} [${r.id}] ${r.message}`))
+  if (r.status === 'skipped') return console.log(chalk.dim(`  – ${title} [${r.id}] ${say(lang, r.message)}`))
   // Left unjudged by another check's failure (its message names it): no ✗, no points, no hint of its own.
   if (r.status === 'not-judged') {
-    console.log(chalk.dim(`  – ${title} [${r.id}] ${chalk.dim(`0/${r.maxPoints}`)} ${r.message}`))
-    for (const note of r.notes) console.log(chalk.dim(indent(note, '      ↳ ')))
+    console.log(chalk.dim(`  – ${title} [${r.id}] ${chalk.dim(`0/${r.maxPoints}`)} ${say(lang, r.message)}`))
+    for (const note of r.notes) console.log(chalk.dim(indent(say(lang, note), '      ↳ ')))
     return
   }
   const mark = r.passed ? chalk.green('✓') : chalk.red('✗')
   const pts = chalk.dim(`${r.points}/${r.maxPoints}`)
   const time = chalk.dim(`${(r.durationMs / 1000).toFixed(1)} s`)
   console.log(`  ${mark} ${title} ${chalk.dim(`[${r.id}]`)} ${pts} ${time}`)
-  for (const note of r.notes) console.log(chalk.cyan(indent(note, '      ↳ ')))
+  for (const note of r.notes) console.log(chalk.cyan(indent(say(lang, note), '      ↳ ')))
   if (r.passed) return
   for (const block of failureBlocks(r, lang)) console.log(FAILURE_STYLE[block.kind](indent(block.text, '      ')))
 }
@@ -97,7 +98,7 @@ export function failureBlocks(r: CheckResult, lang: Lang = 'en'): FailureBlock[]
   const { hint } = checkText(lang, r)
   const label = r.status === 'timeout' ? 'failure.timedOut' : r.status === 'error' ? 'failure.error' : 'failure.failed'
   const f = r.failure
-  const blocks: FailureBlock[] = [{ kind: 'message', text: t(lang, label, { message: r.message }) }]
+  const blocks: FailureBlock[] = [{ kind: 'message', text: t(lang, label, { message: say(lang, r.message) }) }]
   if (f?.exchange)
     blocks.push(
       { kind: 'label', text: t(lang, 'failure.sent') },
@@ -105,8 +106,8 @@ export function failureBlocks(r: CheckResult, lang: Lang = 'en'): FailureBlock[]
       { kind: 'label', text: t(lang, 'failure.cameBack') },
       { kind: 'evidence', text: indent(describeResponse(f.exchange), '  ') },
     )
-  if (f?.expected !== undefined) blocks.push({ kind: 'evidence', text: t(lang, 'failure.expected', { value: f.expected }) })
-  if (f?.got !== undefined) blocks.push({ kind: 'evidence', text: t(lang, 'failure.got', { value: f.got }) })
+  if (f?.expected !== undefined) blocks.push({ kind: 'evidence', text: t(lang, 'failure.expected', { value: say(lang, f.expected) }) })
+  if (f?.got !== undefined) blocks.push({ kind: 'evidence', text: t(lang, 'failure.got', { value: say(lang, f.got) }) })
   blocks.push({ kind: 'hint', text: t(lang, 'failure.hint', { hint }) })
   if (f?.serverLog) blocks.push({ kind: 'log', text: t(lang, 'failure.serverLog', { log: f.serverLog }) })
   return blocks

@@ -32,6 +32,6 @@ export function ungradedTest(result: GradeResult): UngradedTest | undefined {
     name: `stage ${result.stage}: the server did not start`,
     summary,
     // The first check's message is the reason with what the server printed; the reason alone when there is none.
-    details: [first?.message.startsWith(reason) ? first.message : reason, ...hint],
+    details: [first && String(first.message).startsWith(reason) ? String(first.message) : reason, ...hint],
   }
 }

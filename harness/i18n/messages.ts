@@ -1,9 +1,10 @@
 // Every sentence the grader's terminal output is built of, in English (the
 // source), each under an id, with {placeholders} for what a run fills in;
-// the packs translate them. The dynamic evidence (requests, bodies, a check's
-// message, server logs) is not here: it is shown as it came.
+// the packs translate them. A check's own sentences are templates too, next
+// to the check (phrase.ts); the evidence (requests, bodies, server logs) is
+// shown as it came.
 import type { Lang } from './language.ts'
-import { messageText } from './packs.ts'
+import { fill, registerTemplate, type ValuesOf } from './phrase.ts'
 
 export const MESSAGES = {
   // A grade's header and the stage headings above its checks (grader/output/report.ts).
@@ -102,15 +103,9 @@ export const MESSAGES = {
 
 export type MessageId = keyof typeof MESSAGES
 
-/** The names of the {placeholders} in a message, so that t() is called with exactly those. */
-type Placeholders<S extends string> = S extends `${string}{${infer Name}}${infer Rest}` ? Name | Placeholders<Rest> : never
-type Values<I extends MessageId> = [Placeholders<(typeof MESSAGES)[I]>] extends [never] ? [] : [Record<Placeholders<(typeof MESSAGES)[I]>, string | number>]
-
-/** The placeholder names a text uses: the same set in a translation as in its English. */
-export const placeholdersOf = (text: string): string[] => [...new Set([...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!))].sort()
+for (const [id, english] of Object.entries(MESSAGES)) registerTemplate(id, english)
 
 /** Message `id` in `lang`, its placeholders filled in one pass (a value holding braces stays as it is). */
-export function t<I extends MessageId>(lang: Lang, id: I, ...[values]: Values<I>): string {
-  const text = messageText(lang, id, MESSAGES[id])
-  return values ? text.replace(/\{(\w+)\}/g, (whole, name: string) => String((values as Record<string, string | number>)[name] ?? whole)) : text
+export function t<I extends MessageId>(lang: Lang, id: I, ...[values]: ValuesOf<(typeof MESSAGES)[I]>): string {
+  return fill(lang, id, MESSAGES[id], values)
 }

@@ -7,7 +7,9 @@
 // hints, a message with other placeholders) and an id the course no longer
 // has; npm test fails on these (test/i18n.grader.test.ts).
 import type { Stage } from '#harness/course.ts'
-import { MESSAGES, placeholdersOf } from '#harness/i18n/messages.ts'
+// The grader's own lines register their templates when messages.ts loads; the checks' when grader/checks/index.ts does.
+import '#harness/i18n/messages.ts'
+import { placeholdersOf, templates } from '#harness/i18n/phrase.ts'
 import { type CheckText, checkSource, type Pack, stageSource } from '#harness/i18n/packs.ts'
 import { type Language, stampOf } from '#harness/i18n/stamp.ts'
 
@@ -25,7 +27,7 @@ export type PackStatus = {
   items: number
 }
 
-/** What a pack has to say for the course: its stages (number, title, summary, hints), its checks, its messages (by default the grader's). */
+/** What a pack has to say for the course: its stages (number, title, summary, hints), its checks, its message templates (by default every one registered: the grader's lines and its checks' sentences, phrase.ts). */
 export type PackCourse = {
   stages: readonly Pick<Stage, 'number' | 'title' | 'summary' | 'hints'>[]
   checks: readonly CheckText[]
@@ -35,7 +37,7 @@ export type PackCourse = {
 /** `course.checks` are the course's checks with their English (the grader's; the harness does not load them itself). */
 export function packStatus(language: Language, p: Pack, course: PackCourse): PackStatus {
   const file = `i18n/${language}.json`
-  const messages = course.messages ?? MESSAGES
+  const messages = course.messages ?? Object.fromEntries(templates())
   const todo: PackTodo[] = []
   const broken: string[] = []
   /** Whether the item is there and current; when not, it is listed to translate. */

@@ -7,7 +7,7 @@
 // npm run i18n:status (scripts/i18n/cli.ts) and failed on by test/i18n.grader.test.ts.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { course, findStage } from '#harness/course.ts'
-import { MESSAGES } from '#harness/i18n/messages.ts'
+import { templates } from '#harness/i18n/phrase.ts'
 import { checkSource, PackSchema, packFile, stageSource } from '#harness/i18n/packs.ts'
 import { LANGUAGES, type Language, stampOf } from '#harness/i18n/stamp.ts'
 import { checksFor } from '#grader/checks/index.ts'
@@ -23,7 +23,8 @@ function englishOf(kind: string, id: string): string {
     const check = checks.find((c) => c.id === id)
     if (check) return checkSource(check)
   }
-  if (kind === 'message' && id in MESSAGES) return MESSAGES[id as keyof typeof MESSAGES]
+  const template = kind === 'message' ? templates().get(id) : undefined
+  if (template !== undefined) return template
   throw new Error(`no ${kind} ${id} in the course`)
 }
 
