@@ -4,6 +4,7 @@
 // course rule). A check that needs a replay for its own property judges the
 // outcome and only notes a missing header or marker: replay-exact and
 // replay-marked are the checks that fail on those.
+import type { Line } from '#harness/i18n/phrase.ts'
 import { fail } from '../engine/check.ts'
 import { courseRule } from '../engine/courseRule.ts'
 import type { Reply } from '#harness/http.ts'
@@ -16,7 +17,7 @@ const REPLAYED_HEADERS = ['content-type', 'location']
 export const isReplay = (reply: Reply) => reply.headers[MARKER] !== undefined
 
 /** `reply` is the stored outcome of `original`: the same status and the same body bytes. */
-export function expectStoredOutcome(original: Reply, reply: Reply, what: string): void {
+export function expectStoredOutcome(original: Reply, reply: Reply, what: Line): void {
   if (reply.status !== original.status)
     fail(`${what}: a replay carries the original status`, { exchange: reply.exchange, expected: `HTTP ${original.status}`, got: `HTTP ${reply.status}` })
   if (reply.text !== original.text)
@@ -36,14 +37,14 @@ export function replayDeviations(original: Reply, replay: Reply): string[] {
  * The stored outcome, for a check whose property is not the replay's form:
  * what else the replay lacks goes to a note (replay-exact and replay-marked fail on it).
  */
-export function expectOutcomeReplayed(original: Reply, reply: Reply, what: string, note: (line: string) => void): void {
+export function expectOutcomeReplayed(original: Reply, reply: Reply, what: Line, note: (line: Line) => void): void {
   expectStoredOutcome(original, reply, what)
   const deviations = replayDeviations(original, reply)
   if (deviations.length) note(`${what} had the first answer's status and body bytes, but ${deviations.join(', ')} (see replay-exact, replay-marked)`)
 }
 
 /** `replay` is `original` again: status, body bytes, and the allow-listed headers. */
-export function expectReplayOf(original: Reply, replay: Reply, what: string): void {
+export function expectReplayOf(original: Reply, replay: Reply, what: Line): void {
   expectStoredOutcome(original, replay, what)
   for (const header of REPLAYED_HEADERS)
     if (replay.headers[header] !== original.headers[header])
@@ -55,7 +56,7 @@ export function expectReplayOf(original: Reply, replay: Reply, what: string): vo
 }
 
 /** `replay` says it is one. */
-export function expectMarked(replay: Reply, what: string): void {
+export function expectMarked(replay: Reply, what: Line): void {
   if (replay.headers[MARKER] !== 'true')
     fail(courseRule('replayMarker', `${what}: a replay is marked so that clients and logs can tell`), {
       exchange: replay.exchange,
@@ -65,7 +66,7 @@ export function expectMarked(replay: Reply, what: string): void {
 }
 
 /** A response that executed must not claim to be a replay. */
-export function expectFirstAnswer(reply: Reply, what: string): void {
+export function expectFirstAnswer(reply: Reply, what: Line): void {
   if (isReplay(reply))
     fail(courseRule('replayMarker', `${what}: this request executed; only a replay carries Idempotent-Replayed`), {
       exchange: reply.exchange,

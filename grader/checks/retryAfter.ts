@@ -4,6 +4,7 @@
 // exact moment, so the time left is exact and so is the range; on a real
 // clock each is known only between two readings, and the range widens by them.
 // An HTTP-date has whole seconds, and one more second of play.
+import type { Line } from '#harness/i18n/phrase.ts'
 import type { Reply } from '#harness/http.ts'
 import { fail } from '../engine/check.ts'
 import { courseRule } from '../engine/courseRule.ts'
@@ -29,7 +30,7 @@ function retryAfterSeconds(reply: Reply, answeredAt: number): number | undefined
 }
 
 /** Why the 409 `reply` to a duplicate sent at `duplicate` does not say how long the lease has left, as fail()'s arguments; undefined when it does. */
-export function retryAfterProblem(reply: Reply, claim: LeaseClaim, duplicate: Moment, what: string): Parameters<typeof fail> | undefined {
+export function retryAfterProblem(reply: Reply, claim: LeaseClaim, duplicate: Moment, what: Line): Parameters<typeof fail> | undefined {
   const { low, high } = retryAfterRange(claim, duplicate)
   const seconds = retryAfterSeconds(reply, duplicate.to)
   const play = /^\d+$/.test(reply.headers['retry-after'] ?? '') ? 0 : 1
@@ -45,7 +46,7 @@ export function retryAfterProblem(reply: Reply, claim: LeaseClaim, duplicate: Mo
 }
 
 /** Fails unless the 409 `reply` to a duplicate sent at `duplicate` says how long the lease has left. */
-export function expectRetryAfterLeft(reply: Reply, claim: LeaseClaim, duplicate: Moment, what: string): void {
+export function expectRetryAfterLeft(reply: Reply, claim: LeaseClaim, duplicate: Moment, what: Line): void {
   const problem = retryAfterProblem(reply, claim, duplicate, what)
   if (problem) fail(...problem)
 }

@@ -1,4 +1,5 @@
 // Setup and ledger assertions shared by the checks of every stage.
+import type { Line } from '#harness/i18n/phrase.ts'
 import type { BankClient, Customer, Ledger } from '#harness/bankClient.ts'
 import type { Reply } from '#harness/http.ts'
 import { expectEqual, expectProblem, fail, type CheckContext } from '../engine/check.ts'
@@ -64,7 +65,7 @@ export function rowsBetween(ledger: Ledger, from: string, to: string) {
  * A retry did not execute again: the ledger, not the answer, is the judge, so
  * a re-executed retry is reported as that, whatever it answered.
  */
-export async function expectNotExecutedAgain(bank: BankClient, before: Ledger, rows: number, retry: Reply, what: string): Promise<void> {
+export async function expectNotExecutedAgain(bank: BankClient, before: Ledger, rows: number, retry: Reply, what: Line): Promise<void> {
   const now = newRows(before, await bank.ledger()).length
   if (now > rows)
     fail(`${what} executed again: the ledger holds ${now} new rows where ${rows} belong`, {
@@ -87,7 +88,7 @@ export function newRows(before: Ledger, after: Ledger) {
  * instead of failing on it, so one deviation fails one check. Anything else
  * (a 2xx, a 5xx, a 409 that claims the first body is still in flight) fails here.
  */
-export function expectChangedBodyRefused(reply: Reply, why: string, note: (line: string) => void): void {
+export function expectChangedBodyRefused(reply: Reply, why: Line, note: (line: Line) => void): void {
   if (reply.status >= 400 && reply.status < 500 && reply.status !== 422 && reply.status !== 409)
     note(`a changed body was refused with HTTP ${reply.status}, not 422 (see amended-amount)`)
   else expectProblem(reply, 422, why)

@@ -2,6 +2,7 @@
 // refused with 422 and moves nothing; the same body written differently (key
 // order, whitespace, number spelling, escapes) is still the same request. And
 // the learner's canonicalize() is held to RFC 8785 directly.
+import type { Line } from '#harness/i18n/phrase.ts'
 import { resolve } from 'node:path'
 import type { BankClient, Customer, Ledger, TransferBody } from '#harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../engine/check.ts'
@@ -69,7 +70,7 @@ async function expectRefused(
   body: TransferBody,
   key: string,
   what: string,
-  note?: (line: string) => void,
+  note?: (line: Line) => void,
   replayed?: string,
 ): Promise<void> {
   const before = await bank.ledger()

@@ -1,5 +1,6 @@
 // What stage 6's checks share: more instances of the graded stage on the one
 // database, and the one answer a duplicate of a request in flight may get.
+import type { Line } from '#harness/i18n/phrase.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Settings } from '#bank/config.ts'
 import type { BankClient } from '#harness/bankClient.ts'
@@ -14,7 +15,7 @@ export async function moreInstances(ctx: CheckContext, count: number, settings: 
 }
 
 /** A duplicate turned away while the first request is in flight: 409 request-in-flight, nothing else. */
-export function expectInFlight(reply: Reply, what: string): void {
+export function expectInFlight(reply: Reply, what: Line): void {
   expectProblem(reply, 409, `${what} must be answered 409 (in flight) while the first one holds the key`)
   if (reply.json?.type !== '/problems/request-in-flight')
     fail(`${what}: expected the request-in-flight problem`, {
@@ -25,7 +26,7 @@ export function expectInFlight(reply: Reply, what: string): void {
 }
 
 /** Polls `count()` (how many of `total` requests are accounted for) until it covers them all; fails after 15 s. */
-export async function waitFor(total: number, what: string, state: string, count: () => Promise<number>): Promise<void> {
+export async function waitFor(total: number, what: Line, state: string, count: () => Promise<number>): Promise<void> {
   const deadline = Date.now() + 15_000
   for (;;) {
     const n = await count()
