@@ -10,6 +10,11 @@
 //   the stage's check table. The id, points and "what it checks" (the title the
 //   grader prints) columns are generated; any other column ("what it sends",
 //   "what it expects") is prose written in the README and kept row by row, by id.
+// - Its translations (README.zh-CN.md, README.ko.md): the same columns, the
+//   title as the grader prints it in that language (i18n/<lang>.json), so that
+//   a learner finds the ✗ line's title in the README's table; the line under
+//   the table is the translator's. And in every language, the README's first
+//   heading is "<Stage N> · <the stage's title>", the title as the grader prints it.
 // - docs/instructors.md, between <!-- scores:begin --> and <!-- scores:end -->:
 //   every "stage K  N/M" gets M = the most a stage-K grade can score
 //   (maxScoreOfGrade: its own checks, as the grader counts them); a full score N = M stays full.
@@ -19,11 +24,19 @@ import { pathToFileURL } from 'node:url'
 import { checksFor, checksOfGrade, maxScoreOfGrade } from '#grader/checks/index.ts'
 import { skippedOnDatabase } from '#grader/engine/check.ts'
 import { course, stageByNumber, type Stage } from '#harness/course.ts'
+import type { Lang } from '#harness/i18n/language.ts'
+import { checkText, stageText } from '#harness/i18n/packs.ts'
+import { LANGUAGES } from '#harness/i18n/stamp.ts'
 import { repoRoot } from '#harness/paths.ts'
 
 export type GeneratedDoc = { path: string; render(text: string): string }
 
-const GENERATED_HEADERS = ['check', 'points', 'what it checks']
+/** The generated columns' headings, in each language. */
+const GENERATED_HEADERS: Record<Lang, string[]> = {
+  en: ['check', 'points', 'what it checks'],
+  'zh-CN': ['检查项', '分值', '检查什么'],
+  ko: ['검사 항목', '배점', '검사 내용'],
+}
 
 /** Replaces what lies between `<!-- name:begin -->` and `<!-- name:end -->`. */
 function replaceBlock(text: string, name: string, path: string, render: (inner: string) => string): string {
@@ -47,11 +60,12 @@ function cells(row: string): string[] {
 
 const row = (values: string[]) => `| ${values.join(' | ')} |`
 
-function checksTable(stage: Stage, inner: string, path: string): string {
+function checksTable(stage: Stage, inner: string, path: string, lang: Lang): string {
   const lines = inner.split('\n').filter((l) => l.trim().startsWith('|'))
   if (lines.length < 2) throw new Error(`${path}: the checks block holds no table`)
   const header = cells(lines[0] as string)
-  const proseColumns = header.filter((h) => !GENERATED_HEADERS.includes(h))
+  const generated = GENERATED_HEADERS[lang]
+  const proseColumns = header.filter((h) => !generated.includes(h))
   // The README's own prose, by check id: it survives a renumbering or a new title.
   const prose = new Map<string, Map<string, string>>()
   for (const line of lines.slice(2)) {
@@ -61,9 +75,20 @@ function checksTable(stage: Stage, inner: string, path: string): string {
   }
   const checks = checksFor(stage.number)
   const body = checks.map((c) => {
-    const title = c.title.replace(/\|/g, '\\|')
+    const title = checkText(lang, c).title.replace(/\|/g, '\\|')
     return row([`\`${c.id}\``, String(c.points), title, ...proseColumns.map((h) => prose.get(c.id)?.get(h) ?? '')])
   })
+  const table = [row([...generated, ...proseColumns]), row([...generated, ...proseColumns].map(() => '---')).replace(/ /g, ''), ...body]
+  // A translation's line under the table is its translator's: kept as it is.
+  if (lang !== 'en')
+    return [
+      '',
+      ...table,
+      ...inner
+        .slice(inner.indexOf(lines.at(-1)!) + lines.at(-1)!.length)
+        .split('\n')
+        .slice(1),
+    ].join('\n')
   const most = maxScoreOfGrade(stage)
   const regression = checksOfGrade(stage).filter((c) => c.stage.number < stage.number)
   const leftOut = [
@@ -74,15 +99,7 @@ function checksTable(stage: Stage, inner: string, path: string): string {
   // The score counts the stage's own checks only (stageScore); the regression checks are listed beside it.
   const alsoRuns = `: a stage ${stage.number} grade is out of ${most}. It also runs the earlier stages' checks as regression${but}: listed, not counted.`
   const total = `${checks.length} checks, ${stage.points} points${regression.length ? alsoRuns : '.'}`
-  return [
-    '',
-    row([...GENERATED_HEADERS, ...proseColumns]),
-    row([...GENERATED_HEADERS, ...proseColumns].map(() => '---')).replace(/ /g, ''),
-    ...body,
-    '',
-    total,
-    '',
-  ].join('\n')
+  return ['', ...table, '', total, ''].join('\n')
 }
 
 function scoreLines(inner: string): string {
@@ -92,11 +109,23 @@ function scoreLines(inner: string): string {
   })
 }
 
+/** The README's first heading, "# <Stage N> · <title>": the title as the grader prints it in `lang`, the words before it the translator's. */
+function stageHeading(stage: Stage, text: string, path: string, lang: Lang): string {
+  const heading = /^# (.+?) · .*$/m.exec(text)
+  if (!heading) throw new Error(`${path}: no first heading "# <stage> · <title>"`)
+  return text.replace(heading[0], `# ${heading[1]} · ${stageText(lang, stage).title}`)
+}
+
 export function generatedDocs(): GeneratedDoc[] {
-  const readmes = course.stages.map((stage) => {
-    const path = `stages/${stage.folder}/README.md`
-    return { path, render: (text: string) => replaceBlock(text, 'checks', path, (inner) => checksTable(stage, inner, path)) }
-  })
+  const readmes = course.stages.flatMap((stage) =>
+    (['en', ...LANGUAGES] as const).map((lang) => {
+      const path = `stages/${stage.folder}/README${lang === 'en' ? '' : `.${lang}`}.md`
+      return {
+        path,
+        render: (text: string) => replaceBlock(stageHeading(stage, text, path, lang), 'checks', path, (inner) => checksTable(stage, inner, path, lang)),
+      }
+    }),
+  )
   const instructors = 'docs/instructors.md'
   return [...readmes, { path: instructors, render: (text: string) => replaceBlock(text, 'scores', instructors, scoreLines) }]
 }

@@ -11,8 +11,14 @@ import { FAULTS, type IncidentKind, KIND_TABLE } from '../logs/faults.ts'
 import { DAY_FILE } from '../logs/generator.ts'
 import { generatedDocs } from '#scripts/docTables.ts'
 import { maxScoreOfGrade } from '#grader/checks/index.ts'
+import { checkText, stageText } from '#harness/i18n/packs.ts'
 
 const read = (path: string) => readFileSync(resolve(repoRoot, path), 'utf8')
+const generated = (path: string) => {
+  const doc = generatedDocs().find((d) => d.path === path)
+  if (!doc) throw new Error(`${path} is not generated`)
+  return doc
+}
 
 describe('generated doc blocks', () => {
   for (const doc of generatedDocs()) {
@@ -31,8 +37,7 @@ describe('generated doc blocks', () => {
   })
 
   it('the render notices a stale table and a stale total', () => {
-    const [readme, instructors] = [generatedDocs()[1], generatedDocs().at(-1)]
-    if (!readme || !instructors) throw new Error('no generated docs')
+    const [readme, instructors] = [generated(`stages/${course.stages[1]!.folder}/README.md`), generated('docs/instructors.md')]
     const text = read(readme.path)
     const first = checksFor(1)[0]
     if (!first) throw new Error('stage 1 has no checks')
@@ -46,9 +51,26 @@ describe('generated doc blocks', () => {
     expect(instructors.render(scores.replace(total, `stage ${last}    0/1`))).toBe(scores)
   })
 
+  // One title, one wording: the ✗ line a learner reads names the check as the README's table does, in every language (issue 36).
+  it.for(['zh-CN', 'ko'] as const)("%s: a README's check title or stage title other than the grader's fails, and the render puts the grader's back", (lang) => {
+    const stage = course.stages[3]!
+    const readme = generated(`stages/${stage.folder}/README.${lang}.md`)
+    const text = read(readme.path)
+    const check = checksFor(stage.number)[0]!
+    const { title } = checkText(lang, check)
+    const row = `| \`${check.id}\` | ${check.points} | ${title} |`
+    expect(text).toContain(row)
+    const reworded = text.replace(row, `| \`${check.id}\` | ${check.points} | ${title}（另一种说法） |`)
+    expect(readme.render(reworded), "a reworded title is rendered back to the grader's").toBe(text)
+    const heading = `· ${stageText(lang, stage).title}\n`
+    expect(text).toContain(heading)
+    expect(readme.render(text.replace(heading, '· 另一个标题\n'))).toBe(text)
+  })
+
   it('a README without its block is refused, not silently skipped', () => {
     const readme = generatedDocs()[0]
-    expect(() => readme?.render('# no block here\n')).toThrow(/checks:begin/)
+    expect(() => readme?.render('# Stage 0 · no block here\n')).toThrow(/checks:begin/)
+    expect(() => readme?.render('no heading here\n<!-- checks:begin --><!-- checks:end -->\n')).toThrow(/first heading/)
   })
 })
 
