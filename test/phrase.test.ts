@@ -1,0 +1,53 @@
+// A check's sentence as a message template and its values (harness/i18n/phrase.ts):
+// the same English as a string would give, the pack's translation when it is
+// current, nested sentences said in one language, and the English in a
+// result document.
+import { describe, expect, it } from 'vitest'
+import '#grader/checks/index.ts'
+import { pack } from '#harness/i18n/packs.ts'
+import { Phrase, phrases, placeholdersOf, say, templates } from '#harness/i18n/phrase.ts'
+import { LANGUAGES, stampOf } from '#harness/i18n/stamp.ts'
+
+const said = phrases('phraseTest', {
+  moved: '{count} ledger row(s) for {what}',
+  what: 'one transfer',
+})
+
+describe('Phrase', () => {
+  it('says its English with its values filled in, in toString and toJSON alike', () => {
+    const p = said('moved', { count: 2, what: said('what') })
+    expect(String(p)).toBe('2 ledger row(s) for one transfer')
+    expect(JSON.stringify({ message: p })).toBe('{"message":"2 ledger row(s) for one transfer"}')
+    expect(say('zh-CN', 'evidence stays as it is')).toBe('evidence stays as it is')
+  })
+
+  it('a value holding braces is evidence, not a placeholder: it is printed as it came', () => {
+    expect(String(said('moved', { count: 1, what: '{what}' }))).toBe('1 ledger row(s) for {what}')
+  })
+
+  it('mapEvidence changes the evidence, in nested phrases too, and never the words', () => {
+    const p = said('moved', { count: 1, what: new Phrase('phraseTest.x', 'in {path}', { path: '/tmp/ws/stages/x.ts' }) })
+    expect(String(p.mapEvidence((s) => s.replace('/tmp/ws/', '')))).toBe('1 ledger row(s) for in stages/x.ts')
+  })
+
+  it('a template id registered twice is a grader bug', () => {
+    expect(() => phrases('phraseTest', { moved: 'again' })).toThrow(/phraseTest.moved is registered twice/)
+  })
+
+  it('every check sentence the pack translates is said in that language, its values in place', () => {
+    for (const lang of LANGUAGES) {
+      const translated = [...templates()].filter(([id, english]) => pack(lang).messages[id]?.source === stampOf(english))
+      expect(translated.length, `${lang}: no check sentence translated`).toBeGreaterThan(0)
+      const [id, english] = translated.find(([, e]) => placeholdersOf(e).length > 0) ?? translated[0]!
+      const values = Object.fromEntries(placeholdersOf(english).map((name) => [name, `<${name}>`]))
+      const p = new Phrase(id, english, values)
+      expect(p.in(lang)).toBe(pack(lang).messages[id]!.text.replace(/\{(\w+)\}/g, '<$1>'))
+      expect(p.in(lang)).not.toBe(String(p))
+    }
+  })
+
+  it('a translation behind its English is not said: the English is', () => {
+    const p = new Phrase('phraseTest.moved', '{count} ledger row(s) for {what}', { count: 1, what: 'x' })
+    for (const lang of LANGUAGES) expect(p.in(lang)).toBe(String(p))
+  })
+})
