@@ -208,7 +208,7 @@ describe('one grade in every language', () => {
     expect(en).toContain(`hint: ${failed.hint}`)
     LANGUAGES.forEach((lang, i) => {
       const out = translated[i]!
-      const check = checkText(lang, failed)
+      const check = checkText(lang, allChecks.find((c) => c.id === failed.id)!)
       expect(out).toContain(`✗ ${check.title} [${failed.id}]`)
       expect(out).toContain(t(lang, 'failure.failed', { message: String(failed.message).split('\n')[0]! }).split('\n')[0])
       expect(out).toContain(t(lang, 'failure.hint', { hint: check.hint }))

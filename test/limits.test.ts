@@ -191,12 +191,12 @@ const reports = describe.skipIf(!prlimit)
 reports('the reports (with prlimit, under the default limits)', () => {
   it('a server that died of a limit while starting: the first check names it', () => {
     const reason = 'the server exited with code 1 before it listened.\nRangeError: Array buffer allocation failed\n    at /x/stages/05/a.ts:3:9'
-    expect(startFailureMessage(reason)).toMatch(
+    expect(String(startFailureMessage(reason))).toMatch(
       new RegExp(
         `^the server did not start: it used more than ${DEFAULT_LIMITS.memoryMb} MB of memory, the limit for learner code \\(LAB_LIMITS=memory=… changes it\\)\\n`,
       ),
     )
-    expect(startFailureMessage('the server exited with code 1 before it listened.\nTypeError: nope')).not.toMatch(/limit/)
+    expect(String(startFailureMessage('the server exited with code 1 before it listened.\nTypeError: nope'))).not.toMatch(/limit/)
   })
 
   it('a server that died of a limit during a check: the message names it', () => {
@@ -445,10 +445,10 @@ probes('probes past each limit, sandboxed', () => {
         /^the server is still running but did not print "listening on .*" within 3 s \(the start-up ceiling; LAB_START_TIMEOUT_S raises it\); it is below every limit \(\d+ processes and threads of 24, \d+ MB of memory of 256 MB\)\./,
       )
       // The first check's message leads with the limit, once.
-      const first = startFailureMessage(procs.message)
+      const first = String(startFailureMessage(procs.message))
       expect(first).toMatch(/^the server did not start: it (was refused|runs) .*LAB_LIMITS=procs=… changes it\)\nIt is still running/)
       expect(first.split('LAB_LIMITS=procs').length).toBe(2)
-      expect(startFailureMessage(slow.message)).not.toMatch(/LAB_LIMITS/)
+      expect(String(startFailureMessage(slow.message))).not.toMatch(/LAB_LIMITS/)
     } finally {
       vi.unstubAllEnvs()
       for (const server of servers) await server.stop()

@@ -3,7 +3,9 @@
 // current, nested sentences said in one language, and the English in a
 // result document.
 import { describe, expect, it } from 'vitest'
-import '#grader/checks/index.ts'
+import { execFileSync } from 'node:child_process'
+import '#grader/phrasebook.ts'
+import { repoRoot } from '#harness/paths.ts'
 import { pack } from '#harness/i18n/packs.ts'
 import { Phrase, phrases, placeholdersOf, say, templates } from '#harness/i18n/phrase.ts'
 import { LANGUAGES, stampOf } from '#harness/i18n/stamp.ts'
@@ -49,5 +51,25 @@ describe('Phrase', () => {
   it('a translation behind its English is not said: the English is', () => {
     const p = new Phrase('phraseTest.moved', '{count} ledger row(s) for {what}', { count: 1, what: 'x' })
     for (const lang of LANGUAGES) expect(p.in(lang)).toBe(String(p))
+  })
+
+  it('the phrasebook reaches every file that registers templates, so that i18n:status lists them all', () => {
+    const files = execFileSync('git', ['grep', '-l', '-E', "phrases\\('[A-Za-z0-9]+'", '--', 'grader', 'harness', 'replay', 'bench'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    })
+    const scopes = new Set(
+      [...files.matchAll(/\S+/g)].flatMap((f) =>
+        [
+          ...execFileSync('git', ['grep', '-h', '-o', '-E', "phrases\\('[A-Za-z0-9]+'", '--', f[0]], { cwd: repoRoot, encoding: 'utf8' }).matchAll(/'(\w+)'/g),
+        ].map((m) => m[1]!),
+      ),
+    )
+    expect(scopes.size).toBeGreaterThan(2)
+    const registered = new Set([...templates().keys()].map((id) => id.split('.')[0]))
+    expect(
+      [...scopes].filter((scope) => !registered.has(scope)),
+      'scopes no module of grader/phrasebook.ts loads',
+    ).toEqual([])
   })
 })

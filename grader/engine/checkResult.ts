@@ -22,7 +22,8 @@ export type CheckResult = {
   maxPoints: number
   /** What the check found: a Phrase, printed in the reader's language; a result document holds its English (Phrase.toJSON). */
   message: Line
-  hint: string
+  /** The check's hint; a start failure's or a refusal's own advice instead, when the check did not run. */
+  hint: Line
   notes: Line[]
   durationMs: number
   /** Proof of which random inputs the check drew (same seed, same digest). */

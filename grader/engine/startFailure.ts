@@ -3,6 +3,7 @@
 // their code), and the limit it ran into, if any. The results themselves are
 // unrunResults.ts's.
 import { relative } from 'node:path'
+import { type Phrase, phrases } from '#harness/i18n/phrase.ts'
 import { gradingLimitVerdict, endFromText } from '#harness/limits.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { STUCK_AT_LIMIT } from '#harness/spawnServer.ts'
@@ -62,9 +63,17 @@ export function startLimitVerdict(reason: string): string | undefined {
 /** What to say after a start's limit: the reason, without a first line that already is the limit. */
 export const afterLimit = (reason: string) => reason.replace(STUCK, '').replace(/^\n/, '')
 
-/** The message of the first check when the shared server did not start: the limit it hit, if any, its first error, then the log. */
-export function startFailureMessage(reason: string): string {
+const say = phrases('startFailure', {
+  notStarted: 'the server did not start: {evidence}',
+})
+
+/**
+ * The message of the first check when the shared server did not start: the
+ * limit it hit, if any, its first error, then the log. Only its opening words
+ * are the grader's; the rest is what the server and the limits said.
+ */
+export function startFailureMessage(reason: string): Phrase {
   const first = firstError(reason)
   const limit = startLimitVerdict(reason)
-  return `the server did not start: ${limit ? `${limit}\n` : ''}${first ? `${first}\n` : ''}${afterLimit(reason).replace(FOREIGN_FRAME, '')}`
+  return say('notStarted', { evidence: `${limit ? `${limit}\n` : ''}${first ? `${first}\n` : ''}${afterLimit(reason).replace(FOREIGN_FRAME, '')}` })
 }

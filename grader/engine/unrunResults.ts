@@ -7,9 +7,18 @@
 //   - stopped answering / not judged: the server hung during a check
 //     (watchdog.ts); that check says so, every later one points at it.
 import type { Stage } from '#harness/course.ts'
+import { type Line, phrases } from '#harness/i18n/phrase.ts'
 import type { Check } from './check.ts'
 import type { CheckResult } from './checkResult.ts'
 import { startFailureMessage } from './startFailure.ts'
+
+const say = phrases('unrun', {
+  skipped: 'skipped: {why}',
+  copiedHint: 'Write the stage yourself: a learner file may use bank/ and the given/ pieces of earlier stages, never solutions/.',
+  startHint: 'Start it yourself with `npm run serve -- {stage}` and read what it prints.',
+  notRun: 'not run: the server did not start (see {first})',
+  afterHang: 'not judged: your server stopped answering during {check}',
+})
 
 /** A result with nothing run: no points, no time, no inputs drawn. */
 function unrun(check: Check, stage: Stage, fields: Pick<CheckResult, 'passed' | 'status' | 'maxPoints' | 'message' | 'hint'>): CheckResult {
@@ -17,18 +26,18 @@ function unrun(check: Check, stage: Stage, fields: Pick<CheckResult, 'passed' | 
 }
 
 /** A check this grade's server cannot take: no points, and not a failure. */
-export function skipped(check: Check, stage: Stage, why: string): CheckResult {
-  return unrun(check, stage, { passed: true, status: 'skipped', maxPoints: 0, message: `skipped: ${why}`, hint: check.hint })
+export function skipped(check: Check, stage: Stage, why: Line): CheckResult {
+  return unrun(check, stage, { passed: true, status: 'skipped', maxPoints: 0, message: say('skipped', { why }), hint: check.hint })
 }
 
 /** A check not run because the graded folder loads the reference answer (copiedAnswers.ts). */
-export function refused(check: Check, stage: Stage, reason: string): CheckResult {
+export function refused(check: Check, stage: Stage, reason: Line): CheckResult {
   return unrun(check, stage, {
     passed: false,
     status: 'fail',
     maxPoints: check.points,
     message: reason,
-    hint: 'Write the stage yourself: a learner file may use bank/ and the given/ pieces of earlier stages, never solutions/.',
+    hint: say('copiedHint'),
   })
 }
 
@@ -39,7 +48,7 @@ export function failedToStart(check: Check, stage: Stage, reason: string, graded
     status: 'error',
     maxPoints: check.points,
     message: startFailureMessage(reason),
-    hint: `Start it yourself with \`npm run serve -- ${gradedStage}\` and read what it prints.`,
+    hint: say('startHint', { stage: gradedStage }),
   })
 }
 
@@ -49,7 +58,7 @@ export function notRun(check: Check, stage: Stage, firstId: string): CheckResult
     passed: false,
     status: 'error',
     maxPoints: check.points,
-    message: `not run: the server did not start (see ${firstId})`,
+    message: say('notRun', { first: firstId }),
     hint: '',
   })
 }
@@ -64,7 +73,7 @@ export function afterHang(check: Check, stage: Stage, hungIn: string): CheckResu
       passed: false,
       status: 'not-judged',
       maxPoints: check.points,
-      message: `not judged: your server stopped answering during ${hungIn}`,
+      message: say('afterHang', { check: hungIn }),
       hint: '',
     }),
     blockedBy: hungIn,

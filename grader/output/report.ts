@@ -9,6 +9,7 @@ import { checkText, stageText } from '#harness/i18n/packs.ts'
 import { say } from '#harness/i18n/phrase.ts'
 import type { Isolation } from '#harness/isolation.ts'
 import type { PgServer } from '#harness/postgres.ts'
+import { checksFor } from '../checks/index.ts'
 import type { KeptServer } from '../engine/keep.ts'
 import { isFailure, type CheckResult } from '../engine/checkResult.ts'
 import type { GradeResult } from '../grade.ts'
@@ -58,9 +59,22 @@ export function stageHeadings(graded: number, lang: Lang = 'en'): (stage: Stage)
   }
 }
 
+/**
+ * A result's title and hint in `lang`. The title is its check's, as the pack
+ * translates it (looked up by id, since a check that did not run carries other
+ * advice than its own hint, and a translation is stamped against the check's).
+ * The hint is the check's translated, or that other advice said in `lang`.
+ */
+function resultText(lang: Lang, r: CheckResult): { title: string; hint: string } {
+  const check = checksFor(r.stage).find((c) => c.id === r.id)
+  if (!check) return { title: r.title, hint: say(lang, r.hint) }
+  const own = checkText(lang, check)
+  return { title: own.title, hint: r.hint === check.hint ? own.hint : say(lang, r.hint) }
+}
+
 export function printCheck(r: CheckResult, lang: Lang = 'en') {
   // The result keeps the English (--json is the same in every language): only what is printed is translated.
-  const { title } = checkText(lang, r)
+  const { title } = resultText(lang, r)
   if (isNotRun(r)) return console.log(chalk.dim(`  – ${title} [${r.id}] ${t(lang, 'check.notRun')}`))
   if (r.status === 'skipped') return console.log(chalk.dim(`  – ${title} [${r.id}] ${say(lang, r.message)}`))
   // Left unjudged by another check's failure (its message names it): no ✗, no points, no hint of its own.
@@ -95,7 +109,7 @@ const FAILURE_STYLE: Record<FailureBlock['kind'], (text: string) => string> = {
  * document (grader/output/gradescope.ts) shows them as plain text.
  */
 export function failureBlocks(r: CheckResult, lang: Lang = 'en'): FailureBlock[] {
-  const { hint } = checkText(lang, r)
+  const { hint } = resultText(lang, r)
   const label = r.status === 'timeout' ? 'failure.timedOut' : r.status === 'error' ? 'failure.error' : 'failure.failed'
   const f = r.failure
   const blocks: FailureBlock[] = [{ kind: 'message', text: t(lang, label, { message: say(lang, r.message) }) }]

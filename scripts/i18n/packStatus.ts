@@ -7,8 +7,8 @@
 // hints, a message with other placeholders) and an id the course no longer
 // has; npm test fails on these (test/i18n.grader.test.ts).
 import type { Stage } from '#harness/course.ts'
-// The grader's own lines register their templates when messages.ts loads; the checks' when grader/checks/index.ts does.
-import '#harness/i18n/messages.ts'
+// Every template registers when its module loads: the phrasebook loads them all.
+import '#grader/phrasebook.ts'
 import { placeholdersOf, templates } from '#harness/i18n/phrase.ts'
 import { type CheckText, checkSource, type Pack, stageSource } from '#harness/i18n/packs.ts'
 import { type Language, stampOf } from '#harness/i18n/stamp.ts'

@@ -7,6 +7,7 @@
 // npm run i18n:status (scripts/i18n/cli.ts) and failed on by test/i18n.grader.test.ts.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { course, findStage } from '#harness/course.ts'
+import '#grader/phrasebook.ts'
 import { templates } from '#harness/i18n/phrase.ts'
 import { checkSource, PackSchema, packFile, stageSource } from '#harness/i18n/packs.ts'
 import { LANGUAGES, type Language, stampOf } from '#harness/i18n/stamp.ts'
