@@ -1,6 +1,7 @@
 // Where a grading run keeps its things: a temp folder for database files, and,
 // when grading another checkout, an overlay of that checkout's learner files on
 // this course's own stage folders.
+import { type Phrase, phrases } from './i18n/phrase.ts'
 import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -11,6 +12,10 @@ import { repoRoot } from './paths.ts'
 import { NOBODY, reachableTmpBase } from './unprivileged.ts'
 
 /** Which copy of the learner files to grade. */
+
+const say = phrases('workspace', {
+  starterStoodIn: "{checkout} has no {file}: this course's starter stood in for it",
+})
 export type Source = { kind: 'starter' } | { kind: 'solution' } | { kind: 'dir'; path: string }
 
 /** The options that name `source`, shell-quoted: a folder name is the learner's choice, and gets pasted into a shell. */
@@ -98,12 +103,12 @@ export class Workspace {
    * have, so that this course's own starter stands in for it (a check that
    * uses another stage's file says so in its report).
    */
-  borrowed(stage: Stage): string[] {
+  borrowed(stage: Stage): Phrase[] {
     if (this.source.kind !== 'dir') return []
     const checkout = this.source.path
     return stage.edits
       .filter((file) => !existsSync(resolve(checkout, 'stages', stage.folder, file)))
-      .map((file) => `${checkout} has no stages/${stage.folder}/${file}: this course's starter stood in for it`)
+      .map((file) => say('starterStoodIn', { checkout, file: `stages/${stage.folder}/${file}` }))
   }
 
   /**

@@ -3,10 +3,13 @@
 // the trace is a list of exchanges.
 import { describe, expect, it } from 'vitest'
 import { TimeoutError } from '#grader/engine/checkTimer.ts'
-import { classifyFailure, type ServerView } from '#grader/engine/classifyFailure.ts'
+import { type ClassifiedFailure, classifyFailure, type ServerView } from '#grader/engine/classifyFailure.ts'
 import { CheckFailure } from '#harness/failure.ts'
 import type { Exchange } from '#harness/http.ts'
 import { ServerStartError } from '#harness/spawnServer.ts'
+
+/** The classification with its message as a result document holds it: in English. */
+const inEnglish = (c: ClassifiedFailure) => ({ ...c, message: String(c.message) })
 
 const exchange = (path: string): Exchange => ({ request: { method: 'POST', url: `http://127.0.0.1:1${path}`, headers: {} }, ms: 1 })
 const first = exchange('/first')
@@ -50,7 +53,7 @@ describe('classifyFailure', () => {
   it("a server that crashed: whatever was thrown, the message names the crash and shows that server's log", () => {
     const crashed = server('listening\npanic: the disk is gone', 'killed by SIGKILL')
     const refused = Object.assign(new Error('connect ECONNREFUSED'), { exchange: last })
-    expect(classifyFailure(refused, [healthy, crashed], answered)).toEqual({
+    expect(inEnglish(classifyFailure(refused, [healthy, crashed], answered))).toEqual({
       status: 'fail',
       message: 'connect ECONNREFUSED (the server killed by SIGKILL during this check)',
       failure: { exchange: last, serverLog: 'listening\npanic: the disk is gone' },
@@ -59,7 +62,7 @@ describe('classifyFailure', () => {
 
   it('an extra instance that did not start: an error (the check reached no verdict), with the shared log', () => {
     const got = classifyFailure(new ServerStartError('port in use'), [healthy], answered)
-    expect(got).toEqual({
+    expect(inEnglish(got)).toEqual({
       status: 'error',
       message: 'an extra server instance did not start: port in use',
       failure: { serverLog: ONE_LINE },

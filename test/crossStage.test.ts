@@ -35,6 +35,6 @@ describe("a check that calls another stage's learner file", () => {
     const r = await gradeIn(scratch.path, { stage: 5, seed: 2, only, source: { kind: 'dir', path } })
     const [check] = r.checks
     expect(check!.passed, 'the starter canonicalize fails').toBe(false)
-    expect(check!.message).toContain(`${path} has no stages/02-fingerprint/canonicalize.ts: this course's starter stood in for it`)
+    expect(String(check!.message)).toContain(`${path} has no stages/02-fingerprint/canonicalize.ts: this course's starter stood in for it`)
   })
 })

@@ -151,7 +151,7 @@ const GRADE_LITERALS = [A.apiKey, B.apiKey, ...A.accounts, ...B.accounts]
 
 describe('a failing history as text', () => {
   it('prints one line per step, marks the failing one, and ends with expected against got and the course rule', () => {
-    const lines = timelineText(SHOWN)
+    const lines = timelineText(SHOWN).map(String)
     expect(lines.slice(0, 11).map((l) => l.startsWith('✗'))).toEqual([...Array(10).fill(false), true])
     expect(lines[0]).toContain('[instance 1]')
     expect(lines[0]).toContain('ledger A0 -500, B0 +500')

@@ -203,7 +203,7 @@ reports('the reports (with prlimit, under the default limits)', () => {
     const dead: ServerView = { unexpectedExit: 'exited with code 152', logTail: () => 'listening on unix:/x.sock' }
     const healthy: ServerView = { unexpectedExit: undefined, logTail: () => 'listening on unix:/y.sock' }
     const got = classifyFailure(new Error('socket hang up'), [healthy, dead], { recorded: [], unanswered: [] })
-    expect(got.message).toBe(
+    expect(String(got.message)).toBe(
       `socket hang up (the server exited with code 152 during this check: it used more than ${DEFAULT_LIMITS.cpuSeconds} s of CPU time, the limit for learner code (LAB_LIMITS=cpu=… changes it))`,
     )
   })

@@ -25,7 +25,8 @@ const server: ServerView = { unexpectedExit: undefined, logTail: () => 'listenin
 describe('a check left unjudged', () => {
   it('is classified not-judged, naming the check that fails for it, with no failure details of its own', () => {
     const error = new NotJudged('no lease: a retry 23 h after the claim still got 409', 'crash-mid-transfer')
-    expect(classifyFailure(error, [server], { recorded: [], unanswered: [] })).toEqual({
+    const classified = classifyFailure(error, [server], { recorded: [], unanswered: [] })
+    expect({ ...classified, message: String(classified.message) }).toEqual({
       status: 'not-judged',
       message: 'not judged: no lease: a retry 23 h after the claim still got 409 (see crash-mid-transfer)',
       failure: undefined,

@@ -13,6 +13,7 @@ import { LANGUAGES, stampOf } from '#harness/i18n/stamp.ts'
 const said = phrases('phraseTest', {
   moved: '{count} ledger row(s) for {what}',
   what: 'one transfer',
+  json: 'PUT /admin/core {"crashAfterCommit": true} for {who}',
 })
 
 describe('Phrase', () => {
@@ -27,6 +28,11 @@ describe('Phrase', () => {
     expect(String(said('moved', { count: 1, what: '{what}' }))).toBe('1 ledger row(s) for {what}')
   })
 
+  it('braces around anything but a word are text: a JSON object in a template is no placeholder', () => {
+    expect(String(said('json', { who: 'stage 3' }))).toBe('PUT /admin/core {"crashAfterCommit": true} for stage 3')
+    expect(placeholdersOf('PUT /admin/core {"crashAfterCommit": true} for {who}')).toEqual(['who'])
+  })
+
   it('mapEvidence changes the evidence, in nested phrases too, and never the words', () => {
     const p = said('moved', { count: 1, what: new Phrase('phraseTest.x', 'in {path}', { path: '/tmp/ws/stages/x.ts' }) })
     expect(String(p.mapEvidence((s) => s.replace('/tmp/ws/', '')))).toBe('1 ledger row(s) for in stages/x.ts')
@@ -38,7 +44,9 @@ describe('Phrase', () => {
 
   it('every check sentence the pack translates is said in that language, its values in place', () => {
     for (const lang of LANGUAGES) {
-      const translated = [...templates()].filter(([id, english]) => pack(lang).messages[id]?.source === stampOf(english))
+      const translated = [...templates()].filter(
+        ([id, english]) => pack(lang).messages[id]?.source === stampOf(english) && pack(lang).messages[id]!.text !== english,
+      )
       expect(translated.length, `${lang}: no check sentence translated`).toBeGreaterThan(0)
       const [id, english] = translated.find(([, e]) => placeholdersOf(e).length > 0) ?? translated[0]!
       const values = Object.fromEntries(placeholdersOf(english).map((name) => [name, `<${name}>`]))

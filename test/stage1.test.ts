@@ -78,7 +78,7 @@ describe('key-table inspection', () => {
   it('rejects a composite value whose rest differs between two keys (a timestamp inside)', () => {
     const rows = keys.map((key, i) => ({ id: `${key}@2026-01-0${i + 1}`, body: '{}' }))
     const verdict = inspectKeyTable(dbWith('CREATE TABLE t (id TEXT PRIMARY KEY, body TEXT)', rows), keys)
-    expect(verdict.ok ? '' : verdict.reason).toMatch(/differ besides the key/)
+    expect(verdict.ok ? '' : String(verdict.reason)).toMatch(/differ besides the key/)
   })
 
   it.for([
@@ -94,11 +94,11 @@ describe('key-table inspection', () => {
   ] as const)('rejects %s', ([, schema, reason]) => {
     const verdict = inspectKeyTable(dbWith(schema, plain), keys)
     expect(verdict.ok).toBe(false)
-    expect(verdict.ok ? '' : verdict.reason).toMatch(reason)
+    expect(verdict.ok ? '' : String(verdict.reason)).toMatch(reason)
   })
 
   it('rejects a database where the keys are stored only in the bank tables, or not at all', () => {
     const verdict = inspectKeyTable(dbWith('CREATE TABLE t (other TEXT PRIMARY KEY)', []), keys)
-    expect(verdict.ok ? '' : verdict.reason).toMatch(/no table besides the bank's own/)
+    expect(verdict.ok ? '' : String(verdict.reason)).toMatch(/no table besides the bank's own/)
   })
 })

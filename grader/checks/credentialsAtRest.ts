@@ -5,17 +5,30 @@
 // stores the client's API key in clear, readable by anyone who reads the key
 // table or a backup of it. White box (needs: 'database'): the grader reads
 // every cell of every layer table, on SQLite or PostgreSQL (layerDatabase.ts).
+import { type Line, listOf, phrases } from '#harness/i18n/phrase.ts'
 import type { BankClient } from '#harness/bankClient.ts'
 import type { RequestSpec } from '#harness/http.ts'
 import { fail, type Check } from '../engine/check.ts'
 import { withLayerStore } from './layerDatabase.ts'
 import { openParties } from './setup.ts'
 
+// What these checks tell a learner, as templates the packs translate (i18n/<lang>.json, "messages": credentialsAtRest.<key>).
+const say = phrases('credentialsAtRest', {
+  bearerLabel: "the client's Authorization header (Bearer and its API key)",
+  apiKeyLabel: "the client's API key",
+  adminLabel: 'the admin token (LAB_ADMIN_TOKEN)',
+  holdsOne: '{column} holds {secret} (1 row)',
+  holdsMany: '{column} holds {secret} ({rows} rows)',
+  atRest: 'a credential at rest: {found}. The bank stores only a hash of API keys; a layer must store no header but what a retry needs (never op.headers)',
+  noCredentialCell: 'no cell of a layer table holding an API key, an Authorization header or the admin token',
+  note: '{statuses}; {cells} cell(s) in {tables} layer table(s) read: no credential',
+})
+
 /** One cell of a layer table, by table and column. */
 export type Cell = { table: string; column: string; value: unknown }
 
 /** A credential the layer must not keep, and what to call it in a report. */
-export type Secret = { value: string; label: string }
+export type Secret = { value: string; label: Line }
 
 /** Every non-null cell of every table of the layer (every table but the bank's own). */
 export async function layerCells(bank: BankClient): Promise<Cell[]> {
@@ -107,24 +120,31 @@ const noCredentialsAtRest: Check = {
       statuses.push(`${spec.path} ${replies.join('/')}`)
     }
     const secrets: Secret[] = [
-      { value: `Bearer ${apiKey}`, label: "the client's Authorization header (Bearer and its API key)" },
-      { value: apiKey, label: "the client's API key" },
-      { value: bank.adminToken, label: 'the admin token (LAB_ADMIN_TOKEN)' },
+      { value: `Bearer ${apiKey}`, label: say('bearerLabel') },
+      { value: apiKey, label: say('apiKeyLabel') },
+      { value: bank.adminToken, label: say('adminLabel') },
     ]
     const cells = await layerCells(bank)
     const found = findSecrets(cells, secrets)
     if (found.length > 0)
       fail(
-        `a credential at rest: ${found
-          .map((f) => `${f.table}.${f.column} holds ${f.secret.label} (${f.rows} row${f.rows === 1 ? '' : 's'})`)
-          .join('; ')}. The bank stores only a hash of API keys; a layer must store no header but what a retry needs (never op.headers)`,
+        say('atRest', {
+          found: listOf(
+            found.map((f) =>
+              f.rows === 1
+                ? say('holdsOne', { column: `${f.table}.${f.column}`, secret: f.secret.label })
+                : say('holdsMany', { column: `${f.table}.${f.column}`, secret: f.secret.label, rows: f.rows }),
+            ),
+            'semicolon',
+          ),
+        }),
         {
-          expected: 'no cell of a layer table holding an API key, an Authorization header or the admin token',
+          expected: say('noCredentialCell'),
           got: found.map((f) => `${f.table}.${f.column}: ${masked(f.secret.value)}`).join(', '),
         },
       )
     const tables = new Set(cells.map((c) => c.table))
-    ctx.note(`${statuses.join(', ')}; ${cells.length} cell(s) in ${tables.size} layer table(s) read: no credential`)
+    ctx.note(say('note', { statuses: statuses.join(', '), cells: cells.length, tables: tables.size }))
   },
 }
 

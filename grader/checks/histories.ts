@@ -10,10 +10,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import fc from 'fast-check'
+import { listOf, phrases } from '#harness/i18n/phrase.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { fail, type Check, type CheckContext } from '../engine/check.ts'
+import { courseRuleLabel } from '../engine/courseRule.ts'
 import { historyArbitrary, tourOf, type Alphabet, type History, type TourStop } from '../model/history.ts'
-import { ruleLabel, runHistory, type HistoryEnv, type HistoryRun, type Instance } from '../model/runHistory.ts'
+import { runHistory, type HistoryEnv, type HistoryRun, type Instance } from '../model/runHistory.ts'
 import { timelineHtml, timelineScript, timelineScriptName, timelineText } from '../model/timeline.ts'
 import { uncontrolledClocks } from '../policing/uncontrolledClocks.ts'
 import type { CoreSettings } from '#harness/bankClient.ts'
@@ -24,6 +26,22 @@ import type { Coverage } from '../engine/checkResult.ts'
 import { SETTINGS_ROUNDS, HISTORIES_PER_SETTINGS_ROUND } from '../model/historyCount.ts'
 import { drawnPeriods, type DrawnPeriods } from '../model/settings.ts'
 import { DEFAULT_KEY_TTL_MS, DEFAULT_LEASE_MS } from './setup.ts'
+
+// What a histories check tells a learner: its reach, or the history that broke the contract (its steps are evidence).
+const say = phrases('histories', {
+  reached: 'reached {reached} of the {total} transitions of the model these histories can reach (npm run grade -- {stage} --coverage lists them)',
+  reachedMissed:
+    'reached {reached} of the {total} transitions of the model these histories can reach; not reached: {missed} (npm run grade -- {stage} --coverage lists them)',
+  matched:
+    '{count} histories of up to {longest} steps matched the model ({tour} around the {motifs} motifs, their first request executing or refused, the rest random{settings}){again}',
+  settings: '; {count} at other settings: {list}',
+  again: ', and the tour once more for the transitions it missed ({count})',
+  brokeContract: 'a history of {steps} step(s) (history {run} of {total}, shrunk {shrinks} time(s)) ended where the contract does not allow:',
+  missedRule: 'every history kept the contract, but history {run} of {total} missed a course rule at step {step}:',
+  alsoMissed: 'it also missed a course rule: ({label}) {got}',
+  diagram: 'the history as a sequence diagram: {page}',
+  replay: 'replay it on a server of your own: {script} (the page says how)',
+})
 
 /** Longest random history asked of fast-check (its default size draws at most 12; a motif with its random steps around it can be longer). */
 const MAX_STEPS = 14
@@ -108,14 +126,26 @@ export function historiesCheck(stage: number): Check {
       const missed = missedIn(coverage)
       if (!search.failure)
         ctx.note(
-          `reached ${coverage.filter((c) => !c.unreachable).length - missed.length} of the ${coverage.filter((c) => !c.unreachable).length} transitions of the model these histories can reach${missed.length ? `; not reached: ${missed.map((c) => c.transition).join('; ')}` : ''} (npm run grade -- ${ctx.gradedStage} --coverage lists them)`,
+          say(missed.length ? 'reachedMissed' : 'reached', {
+            reached: coverage.filter((c) => !c.unreachable).length - missed.length,
+            total: coverage.filter((c) => !c.unreachable).length,
+            missed: missed.map((c) => c.transition).join('; '),
+            stage: ctx.gradedStage,
+          }),
         )
       const failed = search.failure ?? search.convention
       if (!failed) {
-        const settings = drawn.length && perRound ? `; ${perRound * drawn.length} at other settings: ${drawn.map(describePeriods).join('; ')}` : ''
-        const again = retour ? `, and the tour once more for the transitions it missed (${tour.length})` : ''
+        const settings = drawn.length && perRound ? say('settings', { count: perRound * drawn.length, list: drawn.map(describePeriods).join('; ') }) : ''
+        const again = retour ? say('again', { count: tour.length }) : ''
         ctx.note(
-          `${ctx.histories} histories of up to ${search.longest} steps matched the model (${tour.length} around the ${new Set(tour.map((t) => t.motif)).size} motifs, their first request executing or refused, the rest random${settings})${again}`,
+          say('matched', {
+            count: ctx.histories,
+            longest: search.longest,
+            tour: tour.length,
+            motifs: new Set(tour.map((t) => t.motif)).size,
+            settings,
+            again,
+          }),
         )
         return
       }
@@ -129,20 +159,15 @@ export function historiesCheck(stage: number): Check {
       const script = writeBeside(page, timelineScriptName(shown), timelineScript(shown))
       const lines = timelineText(shown)
       const what = search.failure
-        ? `a history of ${run.steps.length} step(s) (history ${runs} of ${ctx.histories}, shrunk ${shrinks} time(s)) ended where the contract does not allow`
-        : `every history kept the contract, but history ${runs} of ${ctx.histories} missed a course rule at step ${verdict.step}`
-      const also =
-        search.failure && search.convention
-          ? `\nit also missed a course rule:${ruleLabel(search.convention.run.convention!.rule)} ${search.convention.run.convention!.got}`
-          : ''
-      fail(
-        `${what}:\n${lines.join('\n')}${also}\nthe history as a sequence diagram: ${page}\nreplay it on a server of your own: ${script} (the page says how)`,
-        {
-          exchange: verdict.exchange,
-          expected: verdict.expected,
-          got: verdict.got,
-        },
-      )
+        ? say('brokeContract', { steps: run.steps.length, run: runs, total: ctx.histories, shrinks })
+        : say('missedRule', { run: runs, total: ctx.histories, step: verdict.step })
+      const missedToo = search.failure && search.convention?.run.convention
+      const also = missedToo ? [say('alsoMissed', { label: courseRuleLabel(missedToo.rule!), got: missedToo.got })] : []
+      fail(listOf([what, ...lines, ...also, say('diagram', { page }), say('replay', { script })], 'lines'), {
+        exchange: verdict.exchange,
+        expected: verdict.expected,
+        got: verdict.got,
+      })
     },
   }
 }

@@ -1,10 +1,23 @@
 // What stage 3's checks share: requests held in flight, and the verdicts on
 // them (answered at once or let into the core; moved money exactly once).
+import { phrases } from '#harness/i18n/phrase.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { BankClient, Ledger, TransferBody } from '#harness/bankClient.ts'
 import { expectEqual, fail, type CheckContext } from '../engine/check.ts'
 import type { Reply } from '#harness/http.ts'
 import { newRows, type Party } from './setup.ts'
+
+// What these checks tell a learner, as templates the packs translate (i18n/<lang>.json, "messages": inFlight.<key>).
+const say = phrases('inFlight', {
+  waitingInLayer: 'after {ms} ms the duplicate(s) had neither been answered nor reached the core: they are waiting in the layer for the first request',
+  answerAtOnce: 'an answer at once (409 or 422), without waiting for the first request',
+  neverMoved: 'the transfer never moved any money',
+  oneRow: '1 ledger row',
+  zeroRows: '0 rows',
+  movedTimes: 'one intent (one Idempotency-Key) moved the money {rows} times',
+  rowCarriesAmount: 'the ledger row carries the requested amount',
+  namesLedgerRow: 'the 201 names the transfer that is in the ledger',
+})
 
 /** A request whose reply may come much later (or never, if the server is killed): handled now, awaited later. */
 export function pending(reply: Promise<Reply>): Promise<Reply> {
@@ -43,8 +56,8 @@ export async function answeredOrInCore(
     const { inflight } = await bank.core({})
     if (inflight > alreadyInCore) return { reachedCore: inflight - alreadyInCore }
     if (Date.now() > deadline)
-      fail(`after ${timeoutMs} ms the duplicate(s) had neither been answered nor reached the core: they are waiting in the layer for the first request`, {
-        expected: 'an answer at once (409 or 422), without waiting for the first request',
+      fail(say('waitingInLayer', { ms: timeoutMs }), {
+        expected: say('answerAtOnce'),
       })
     await Promise.race([all, sleep(20)])
   }
@@ -62,13 +75,13 @@ export function plan(ctx: CheckContext, a: Party, b: Party): { body: TransferBod
 /** After everything settled: the intent moved money exactly once, and any 201 names that one row. */
 export async function expectExactlyOnce(bank: BankClient, before: Ledger, body: TransferBody, winner?: Reply) {
   const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
-  if (rows.length === 0) fail('the transfer never moved any money', { exchange: winner?.exchange, expected: '1 ledger row', got: '0 rows' })
+  if (rows.length === 0) fail(say('neverMoved'), { exchange: winner?.exchange, expected: say('oneRow'), got: say('zeroRows') })
   if (rows.length > 1)
-    fail(`one intent (one Idempotency-Key) moved the money ${rows.length} times`, {
+    fail(say('movedTimes', { rows: rows.length }), {
       exchange: winner?.exchange,
-      expected: '1 ledger row',
+      expected: say('oneRow'),
       got: rows.map((r) => `${r.id} ₩${r.amount}`).join(', '),
     })
-  expectEqual(rows[0]!.amount, body.amount, 'the ledger row carries the requested amount')
-  if (winner?.status === 201) expectEqual(winner.json?.id, rows[0]!.id, 'the 201 names the transfer that is in the ledger', winner.exchange)
+  expectEqual(rows[0]!.amount, body.amount, say('rowCarriesAmount'))
+  if (winner?.status === 201) expectEqual(winner.json?.id, rows[0]!.id, say('namesLedgerRow'), winner.exchange)
 }

@@ -8,6 +8,7 @@
 // millisecond after (claim + L): timeline.ts. On a real clock the same probes
 // stand a margin inside and outside, and a stalled machine makes a round
 // inconclusive instead of deciding it.
+import { type Line, listOf, type Phrase, phrases } from '#harness/i18n/phrase.ts'
 import type { BankClient, TransferBody } from '#harness/bankClient.ts'
 import { expectProblem, expectStatus, fail, notJudged, type Check, type CheckContext } from '../engine/check.ts'
 import type { Reply } from '#harness/http.ts'
@@ -16,6 +17,61 @@ import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from '
 import { retryAfterProblem } from './retryAfter.ts'
 import { courseRule } from '../engine/courseRule.ts'
 import { decidedInside, elapsed, firstOutside, lastInside, momentOf, span, untilConclusive, type Moment } from './timeline.ts'
+
+// What these checks tell a learner, as templates the packs translate (i18n/<lang>.json, "messages": leases.<key>).
+const say = phrases('leases', {
+  causeFreeAtOnce: ': the claim is free from the moment it is made (a lease_until at or before the claim time, or expiry compared the wrong way round?)',
+  causeOneMs: ': one millisecond too long (is expiry tested with lease_until < now? A claim has expired once lease_until <= now)',
+  causeTimes1000: ': exactly 1000 × LAB_LEASE_MS (milliseconds taken for seconds and multiplied by 1000?)',
+  causeOver1000: ': exactly LAB_LEASE_MS / 1000 (milliseconds divided as if converted to seconds?)',
+  exactly: 'exactly {span}',
+  between: 'more than {from} and at most {to}',
+  pastLease: 'a retry {after} after the claim, past its {leaseMs} ms lease, still got 409',
+  neverTaken: 'the claim was never taken over: {past}',
+  notTakenOther: 'the claim was not taken over: {past}, and one {far} after it got HTTP {status}',
+  noLeaseFar: 'no lease: {past}, and so did one {far} after it',
+  longerTaken: 'the lease is longer than LAB_LEASE_MS: {past}; one {far} after it took the claim over',
+  takenInside: 'a retry {after} after the claim, inside its {leaseMs} ms lease, took it over and is executing: the lease is shorter than LAB_LEASE_MS',
+  stillHolds409: 'HTTP 409 (the first request still holds its lease)',
+  secondExecution: 'a second execution waiting in the core',
+  measuredOther: '{taken}. Measured on another claim: the lease is {measured}, not {lease}{causes}',
+  inside409: 'a retry {after} into a {leaseMs} ms lease gets 409',
+  refusedAtEnd: 'a retry {after} after the claim, at the end of its {leaseMs} ms lease, was refused (HTTP {status})',
+  takesOver: 'the retry takes the expired claim over and executes',
+  stillHeldAfter: '{refused}: the claim still held after LAB_LEASE_MS',
+  stillHeldAfterReal:
+    '{refused}: the claim still held after LAB_LEASE_MS (on a real clock the grader cannot wait to tell a longer lease from none: see crash-mid-transfer)',
+  longerOther: '{refused}: the lease is longer than LAB_LEASE_MS; a retry {at} after the claim got HTTP {status}',
+  noLeaseRefused: 'no lease: {refused}, and so was one {far} after it',
+  measuredLater: '{refused}: the lease is longer than LAB_LEASE_MS. Measured by later retries on the same claim: it is {measured}, not {lease}{causes}',
+  takeoverExecutes: 'the retry that took over the expired claim executes the transfer',
+  lengthNote: 'lease {leaseMs} ms: 409 at {inside}, taken over at {outside}',
+  endedEarly: 'the lease ended early: a duplicate {after} into its {leaseMs} ms lease took the claim over',
+  holds409: 'a duplicate while the first request holds its lease gets 409',
+  intoLease: '{after} into a {leaseMs} ms lease',
+  retryAfterSeen: '{what}: Retry-After {value}',
+  changedTookOver:
+    'after the lease ran out, a request with a different body took the claim over and is executing: the key stands for the first body, lease or not',
+  expected422AtOnce: 'HTTP 422 at once',
+  changedWaiting: 'the changed request waiting in the core',
+  changed409: 'the changed body got 409, not 422 (see in-flight-different-payload-422, lease-length)',
+  changed422: "the same key with a different body gets 422, also once the first request's lease has run out",
+  firstCompletes: 'the first request, never taken over, completes',
+  changedMoved: 'the changed request moved money',
+  onlyAmount: 'only {amount} to {to}',
+  amountTo: '{amount} to {to}',
+  mustTakeOver: 'after the lease ran out, a retry must take the claim over and execute',
+  waitsInCore: 'the retry waits in the core (it took the claim over)',
+  takeoverLost: 'the retry that took the claim over lost it when the superseded original failed: the original released a key it no longer owned',
+  takeover201: 'HTTP 201 for the takeover',
+  keyFreeAgain:
+    'after the takeover completed, the key was free again: the failed original deleted the completed claim on its way out, so one more retry {what}',
+  movedSecondTime: 'moved the money a second time',
+  gotStatus: 'got HTTP {status}',
+  keyCompleted: 'the key completed: HTTP 2xx, no new transfer',
+  statusRows: 'HTTP {status}, {rows} ledger rows',
+  takeoverFailureNote: 'original failed in the core ({original}) after a takeover; the takeover answered {takeover}; a later retry {again}; 1 ledger row',
+})
 
 /**
  * A server whose lease the check knows (periodBank: `shortMs` on a real
@@ -95,21 +151,19 @@ async function measureLease(ctx: CheckContext, bank: BankClient, claim: Moment, 
 }
 
 /** What a measured lease ending at `takenAt` (after a 409 at `refusedAt`) may come from: only what the numbers support. */
-function leaseCauses(leaseMs: number, refusedAt: number | undefined, takenAt: number): string {
+function leaseCauses(leaseMs: number, refusedAt: number | undefined, takenAt: number): Line {
   const exactly = refusedAt === takenAt - 1
-  if (takenAt === 0)
-    return ': the claim is free from the moment it is made (a lease_until at or before the claim time, or expiry compared the wrong way round?)'
-  if (exactly && takenAt === leaseMs + 1)
-    return ': one millisecond too long (is expiry tested with lease_until < now? A claim has expired once lease_until <= now)'
-  if (exactly && takenAt === leaseMs * 1000) return ': exactly 1000 × LAB_LEASE_MS (milliseconds taken for seconds and multiplied by 1000?)'
-  if (exactly && takenAt === leaseMs / 1000) return ': exactly LAB_LEASE_MS / 1000 (milliseconds divided as if converted to seconds?)'
+  if (takenAt === 0) return say('causeFreeAtOnce')
+  if (exactly && takenAt === leaseMs + 1) return say('causeOneMs')
+  if (exactly && takenAt === leaseMs * 1000) return say('causeTimes1000')
+  if (exactly && takenAt === leaseMs / 1000) return say('causeOver1000')
   return ''
 }
 
 /** "exactly N ms", or "more than A and at most B" when the probes left a gap. */
-function measured(refusedAt: number | undefined, takenAt: number): string {
-  if (refusedAt === takenAt - 1 || (refusedAt === undefined && takenAt === 0)) return `exactly ${span(takenAt)}`
-  return `more than ${span(refusedAt ?? 0)} and at most ${span(takenAt)}`
+function measured(refusedAt: number | undefined, takenAt: number): Phrase {
+  if (refusedAt === takenAt - 1 || (refusedAt === undefined && takenAt === 0)) return say('exactly', { span: span(takenAt) })
+  return say('between', { from: span(refusedAt ?? 0), to: span(takenAt) })
 }
 
 /**
@@ -132,17 +186,17 @@ export async function notJudgedWithoutTakeover(
   send: () => Promise<Reply>,
   held: Array<Promise<Reply | undefined> | undefined>,
 ): Promise<never> {
-  const past = `a retry ${elapsed(claim, refusedAt)} after the claim, past its ${leaseMs} ms lease, still got 409`
+  const past = say('pastLease', { after: elapsed(claim, refusedAt), leaseMs })
   if (!ctx.clock.controlled) {
     await settle(bank, held)
-    notJudged(`the claim was never taken over: ${past}`, 'lease-length')
+    notJudged(say('neverTaken', { past }), 'lease-length')
   }
   const { takenAt, other, held: more } = await measureLease(ctx, bank, claim, send, [NO_LEASE_AFTER_MS])
   await settle(bank, [...held, ...more])
   const far = span(NO_LEASE_AFTER_MS)
-  if (other) notJudged(`the claim was not taken over: ${past}, and one ${far} after it got HTTP ${other.reply.status}`, 'lease-length')
-  if (takenAt === undefined) notJudged(`no lease: ${past}, and so did one ${far} after it`, 'crash-mid-transfer')
-  notJudged(`the lease is longer than LAB_LEASE_MS: ${past}; one ${far} after it took the claim over`, 'lease-length')
+  if (other) notJudged(say('notTakenOther', { past, far, status: other.reply.status }), 'lease-length')
+  if (takenAt === undefined) notJudged(say('noLeaseFar', { past, far }), 'crash-mid-transfer')
+  notJudged(say('longerTaken', { past, far }), 'lease-length')
 }
 
 /** The lease on a real clock (on a controlled one, the default: periodBank). */
@@ -169,9 +223,8 @@ const leaseLength: Check = {
             await settle(bank, [first, retried!])
             return 'inconclusive'
           }
-          const taken = `a retry ${elapsed(claim, insideAt)} after the claim, inside its ${leaseMs} ms lease, took it over and is executing: the lease is shorter than LAB_LEASE_MS`
-          if (!ctx.clock.controlled)
-            fail(courseRule('lease', taken), { expected: 'HTTP 409 (the first request still holds its lease)', got: 'a second execution waiting in the core' })
+          const taken = say('takenInside', { after: elapsed(claim, insideAt), leaseMs })
+          if (!ctx.clock.controlled) fail(courseRule('lease', taken), { expected: say('stillHolds409'), got: say('secondExecution') })
           // Measured on a claim of its own: where between the claim and LAB_LEASE_MS does it end?
           await settle(bank, [first, retried])
           const again = await holdFirst(ctx, bank, a, b)
@@ -185,12 +238,17 @@ const leaseLength: Check = {
               'lease',
               takenAt === undefined
                 ? taken
-                : `${taken}. Measured on another claim: the lease is ${measured(refusedAt, takenAt)}, not ${span(leaseMs)}${leaseCauses(leaseMs, refusedAt, takenAt)}`,
+                : say('measuredOther', {
+                    taken,
+                    measured: measured(refusedAt, takenAt),
+                    lease: span(leaseMs),
+                    causes: leaseCauses(leaseMs, refusedAt, takenAt),
+                  }),
             ),
-            { expected: 'HTTP 409 (the first request still holds its lease)', got: 'a second execution waiting in the core' },
+            { expected: say('stillHolds409'), got: say('secondExecution') },
           )
         }
-        expectProblem(early.seen.answered[0]!, 409, `a retry ${elapsed(claim, insideAt)} into a ${leaseMs} ms lease gets 409`)
+        expectProblem(early.seen.answered[0]!, 409, say('inside409', { after: elapsed(claim, insideAt), leaseMs }))
 
         // Outside: the lease's end. A lease too long, or none at all, still holds.
         const outsideAt = firstOutside(ctx.clock, claim, leaseMs, leaseMs / 10)
@@ -198,16 +256,10 @@ const leaseLength: Check = {
         const after = await probeAt(ctx, bank, outsideAt, () => (late = send()), 1)
         if ('answered' in after.seen) {
           const [reply] = after.seen.answered
-          const refused = `a retry ${elapsed(claim, outsideAt)} after the claim, at the end of its ${leaseMs} ms lease, was refused (HTTP ${reply!.status})`
-          const details = { exchange: reply!.exchange, expected: 'the retry takes the expired claim over and executes', got: `HTTP ${reply!.status}` }
+          const refused = say('refusedAtEnd', { after: elapsed(claim, outsideAt), leaseMs, status: reply!.status })
+          const details = { exchange: reply!.exchange, expected: say('takesOver'), got: `HTTP ${reply!.status}` }
           if (reply!.status !== 409 || !ctx.clock.controlled)
-            fail(
-              courseRule(
-                'lease',
-                `${refused}: the claim still held after LAB_LEASE_MS${ctx.clock.controlled ? '' : ' (on a real clock the grader cannot wait to tell a longer lease from none: see crash-mid-transfer)'}`,
-              ),
-              details,
-            )
+            fail(courseRule('lease', say(ctx.clock.controlled ? 'stillHeldAfter' : 'stillHeldAfterReal', { refused })), details)
           // Where does it end, if it does? Further retries on the same claim, up to NO_LEASE_AFTER_MS (23 h) after it.
           const {
             refusedAt = leaseMs,
@@ -223,30 +275,24 @@ const leaseLength: Check = {
           )
           await settle(bank, [first, late, retried, ...held])
           if (other)
-            fail(
-              courseRule(
-                'lease',
-                `${refused}: the lease is longer than LAB_LEASE_MS; a retry ${span(other.at)} after the claim got HTTP ${other.reply.status}`,
-              ),
-              {
-                ...details,
-                exchange: other.reply.exchange,
-              },
-            )
-          if (takenAt === undefined) notJudged(`no lease: ${refused}, and so was one ${span(NO_LEASE_AFTER_MS)} after it`, 'crash-mid-transfer')
+            fail(courseRule('lease', say('longerOther', { refused, at: span(other.at), status: other.reply.status })), {
+              ...details,
+              exchange: other.reply.exchange,
+            })
+          if (takenAt === undefined) notJudged(say('noLeaseRefused', { refused, far: span(NO_LEASE_AFTER_MS) }), 'crash-mid-transfer')
           fail(
             courseRule(
               'lease',
-              `${refused}: the lease is longer than LAB_LEASE_MS. Measured by later retries on the same claim: it is ${measured(refusedAt, takenAt)}, not ${span(leaseMs)}${leaseCauses(leaseMs, refusedAt, takenAt)}`,
+              say('measuredLater', { refused, measured: measured(refusedAt, takenAt), lease: span(leaseMs), causes: leaseCauses(leaseMs, refusedAt, takenAt) }),
             ),
             details,
           )
         }
         await bank.core({ hold: false })
         const [, retry] = await Promise.all([first, late])
-        expectStatus(retry, 201, 'the retry that took over the expired claim executes the transfer')
+        expectStatus(retry, 201, say('takeoverExecutes'))
         await expectExactlyOnce(bank, before, body, retry)
-        ctx.note(`lease ${leaseMs} ms: 409 at ${elapsed(claim, insideAt)}, taken over at ${elapsed(claim, outsideAt)}`)
+        ctx.note(say('lengthNote', { leaseMs, inside: elapsed(claim, insideAt), outside: elapsed(claim, outsideAt) }))
         return 'done'
       } finally {
         await bank.core({ hold: false })
@@ -272,7 +318,7 @@ const retryAfterTruthful: Check = {
     const { bank, a, b, leaseMs } = await leaseBank(ctx, RETRY_AFTER_LEASE_MS)
     await untilConclusive(ctx, async () => {
       const { body, before, first, claim, send } = await holdFirst(ctx, bank, a, b)
-      const seen: string[] = []
+      const seen: Phrase[] = []
       const duplicates: Array<Promise<Reply>> = []
       try {
         // At once, 1.5 s later (the lease left is then between two whole seconds) and, on a controlled clock,
@@ -283,13 +329,12 @@ const retryAfterTruthful: Check = {
           if ('reachedCore' in decided) {
             await settle(bank, [first, ...duplicates])
             // No lease left to report: what the lease is, is lease-length's to judge.
-            if (decidedInside(ctx.clock, claim, leaseMs, sent.to))
-              notJudged(`the lease ended early: a duplicate ${elapsed(claim, at)} into its ${leaseMs} ms lease took the claim over`, 'lease-length')
+            if (decidedInside(ctx.clock, claim, leaseMs, sent.to)) notJudged(say('endedEarly', { after: elapsed(claim, at), leaseMs }), 'lease-length')
             return 'inconclusive'
           }
           const reply = decided.answered[0]!
-          expectProblem(reply, 409, 'a duplicate while the first request holds its lease gets 409')
-          const what = `${elapsed(claim, at)} into a ${leaseMs} ms lease`
+          expectProblem(reply, 409, say('holds409'))
+          const what = say('intoLease', { after: elapsed(claim, at), leaseMs })
           const problem = retryAfterProblem(reply, { leaseMs, at: claim }, sent, what)
           if (problem) {
             // "The lease left" is judged against a lease that ends at LAB_LEASE_MS: does it? Still held at its last millisecond,
@@ -298,7 +343,7 @@ const retryAfterTruthful: Check = {
               const { sent: lastSent, seen: atLast } = await probeAt(ctx, bank, lastAt, () => duplicates[duplicates.push(send()) - 1]!, 1)
               if ('reachedCore' in atLast && decidedInside(ctx.clock, claim, leaseMs, lastSent.to)) {
                 await settle(bank, [first, ...duplicates])
-                notJudged(`the lease ended early: a duplicate ${elapsed(claim, lastAt)} into its ${leaseMs} ms lease took the claim over`, 'lease-length')
+                notJudged(say('endedEarly', { after: elapsed(claim, lastAt), leaseMs }), 'lease-length')
               }
               if ('reachedCore' in atLast) {
                 await settle(bank, [first, ...duplicates])
@@ -313,11 +358,11 @@ const retryAfterTruthful: Check = {
             await settle(bank, [first, ...duplicates])
             fail(...problem)
           }
-          seen.push(`${what}: Retry-After ${reply.headers['retry-after']}`)
+          seen.push(say('retryAfterSeen', { what, value: String(reply.headers['retry-after']) }))
         }
         await bank.core({ hold: false })
         await expectExactlyOnce(bank, before, body, await first)
-        ctx.note(seen.join('; '))
+        ctx.note(listOf(seen, 'semicolon'))
         return 'done'
       } finally {
         await bank.core({ hold: false })
@@ -345,22 +390,25 @@ const takeoverDifferentBody: Check = {
     try {
       const { seen } = await probeAt(ctx, bank, afterLease(ctx, claim, leaseMs), () => send(amended), 1)
       if ('reachedCore' in seen)
-        fail('after the lease ran out, a request with a different body took the claim over and is executing: the key stands for the first body, lease or not', {
-          expected: 'HTTP 422 at once',
-          got: 'the changed request waiting in the core',
+        fail(say('changedTookOver'), {
+          expected: say('expected422AtOnce'),
+          got: say('changedWaiting'),
         })
       const refusal = seen.answered[0]!
       // A 409 refuses without taking over; whether it should be 422 and whether the lease ended have checks of their own.
-      if (refusal.status === 409) ctx.note('the changed body got 409, not 422 (see in-flight-different-payload-422, lease-length)')
-      else expectChangedBodyRefused(refusal, "the same key with a different body gets 422, also once the first request's lease has run out", ctx.note)
+      if (refusal.status === 409) ctx.note(say('changed409'))
+      else expectChangedBodyRefused(refusal, say('changed422'), ctx.note)
       await bank.core({ hold: false })
-      expectStatus(await first, 201, 'the first request, never taken over, completes')
+      expectStatus(await first, 201, say('firstCompletes'))
     } finally {
       await bank.core({ hold: false })
     }
     const moved = newRows(before, await bank.ledger())
     if (moved.some((e) => e.to === amended.to && e.amount === amended.amount))
-      fail('the changed request moved money', { expected: `only ₩${body.amount} to ${body.to}`, got: moved.map((e) => `₩${e.amount} to ${e.to}`).join(', ') })
+      fail(say('changedMoved'), {
+        expected: say('onlyAmount', { amount: `₩${body.amount}`, to: body.to }),
+        got: listOf(moved.map((e) => say('amountTo', { amount: `₩${e.amount}`, to: e.to }))),
+      })
     await expectExactlyOnce(bank, before, body, await first)
   },
 }
@@ -383,9 +431,9 @@ const takeoverCoreFailure: Check = {
       // No takeover, no superseded original to judge.
       if ('answered' in seen) {
         if (seen.answered[0]!.status === 409) await notJudgedWithoutTakeover(ctx, bank, claim, leaseMs, endAt, send, [first, retry])
-        fail('after the lease ran out, a retry must take the claim over and execute', {
+        fail(say('mustTakeOver'), {
           exchange: seen.answered[0]!.exchange,
-          expected: 'the retry waits in the core (it took the claim over)',
+          expected: say('waitsInCore'),
           got: `HTTP ${seen.answered[0]!.status}`,
         })
       }
@@ -397,23 +445,21 @@ const takeoverCoreFailure: Check = {
       await bank.core({ hold: false, failNext: 0 })
     }
     if (takeover.status !== 201)
-      fail('the retry that took the claim over lost it when the superseded original failed: the original released a key it no longer owned', {
+      fail(say('takeoverLost'), {
         exchange: takeover.exchange,
-        expected: 'HTTP 201 for the takeover',
+        expected: say('takeover201'),
         got: `HTTP ${takeover.status}`,
       })
     const again = await bank.transfer(a.customer, body, { key })
     const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to).length
     if (!is2xx(again) || rows > 1)
-      fail(
-        'after the takeover completed, the key was free again: the failed original deleted the completed claim on its way out, so one more retry ' +
-          (rows > 1 ? 'moved the money a second time' : `got HTTP ${again.status}`),
-        { exchange: again.exchange, expected: 'the key completed: HTTP 2xx, no new transfer', got: `HTTP ${again.status}, ${rows} ledger rows` },
-      )
+      fail(say('keyFreeAgain', { what: rows > 1 ? say('movedSecondTime') : say('gotStatus', { status: again.status }) }), {
+        exchange: again.exchange,
+        expected: say('keyCompleted'),
+        got: say('statusRows', { status: again.status, rows }),
+      })
     await expectExactlyOnce(bank, before, body, takeover)
-    ctx.note(
-      `original failed in the core (${original.status}) after a takeover; the takeover answered ${takeover.status}; a later retry ${again.status}; 1 ledger row`,
-    )
+    ctx.note(say('takeoverFailureNote', { original: original.status, takeover: takeover.status, again: again.status }))
   },
 }
 

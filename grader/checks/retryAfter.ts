@@ -4,11 +4,18 @@
 // exact moment, so the time left is exact and so is the range; on a real
 // clock each is known only between two readings, and the range widens by them.
 // An HTTP-date has whole seconds, and one more second of play.
-import type { Line } from '#harness/i18n/phrase.ts'
+import { type Line, phrases } from '#harness/i18n/phrase.ts'
 import type { Reply } from '#harness/http.ts'
 import { fail } from '../engine/check.ts'
 import { courseRule } from '../engine/courseRule.ts'
 import { CLOCK_SLACK_MS, isExact, type Moment } from './timeline.ts'
+
+// What these checks tell a learner, as templates the packs translate (i18n/<lang>.json, "messages": retryAfter.<key>).
+const say = phrases('retryAfter', {
+  mustSay: '{what}, Retry-After must say how long the lease has left',
+  expectedRange: 'Retry-After: {range} (seconds)',
+  noHeader: '(no Retry-After header)',
+})
 
 /** A claim of a lease `leaseMs` long, made at `at`. */
 export type LeaseClaim = { leaseMs: number; at: Moment }
@@ -36,11 +43,11 @@ export function retryAfterProblem(reply: Reply, claim: LeaseClaim, duplicate: Mo
   const play = /^\d+$/.test(reply.headers['retry-after'] ?? '') ? 0 : 1
   if (seconds !== undefined && seconds >= low - play && seconds <= high + play) return undefined
   return [
-    courseRule('retryAfter', `${what}, Retry-After must say how long the lease has left`),
+    courseRule('retryAfter', say('mustSay', { what })),
     {
       exchange: reply.exchange,
-      expected: `Retry-After: ${low === high ? low : `${low} to ${high}`} (seconds)`,
-      got: reply.headers['retry-after'] === undefined ? '(no Retry-After header)' : `Retry-After: ${reply.headers['retry-after']}`,
+      expected: say('expectedRange', { range: low === high ? low : `${low} to ${high}` }),
+      got: reply.headers['retry-after'] === undefined ? say('noHeader') : `Retry-After: ${reply.headers['retry-after']}`,
     },
   ]
 }

@@ -1,8 +1,19 @@
 // Setup and ledger assertions shared by the checks of every stage.
-import type { Line } from '#harness/i18n/phrase.ts'
+import { type Line, phrases } from '#harness/i18n/phrase.ts'
 import type { BankClient, Customer, Ledger } from '#harness/bankClient.ts'
 import type { Reply } from '#harness/http.ts'
 import { expectEqual, expectProblem, fail, type CheckContext } from '../engine/check.ts'
+
+// What these checks tell a learner, as templates the packs translate (i18n/<lang>.json, "messages": setup.<key>).
+const say = phrases('setup', {
+  negativeBalance: 'account {account} has a negative balance',
+  moneyCreated: 'money was created or destroyed: balances no longer add up to openings plus deposits',
+  balanceVsRows: "account {account}'s balance does not match its ledger rows",
+  executedAgain: '{what} executed again: the ledger holds {now} new rows where {rows} belong',
+  rowsExpected: '{rows} ledger row(s): a retry is answered from the stored response',
+  rowsGot: '{now} ledger rows; the retry answered HTTP {status}',
+  otherRefusal: 'a changed body was refused with HTTP {status}, not 422 (see amended-amount)',
+})
 
 export type Party = { customer: Customer; accounts: string[] }
 
@@ -42,18 +53,18 @@ const total = (values: number[]) => values.reduce((s, v) => s + BigInt(v), 0n).t
 /** Money is conserved and no balance is negative, across the whole bank. */
 export function expectConsistent(ledger: Ledger): void {
   const negative = ledger.accounts.find((a) => a.balance < 0)
-  if (negative) fail(`account ${negative.id} has a negative balance`, { got: String(negative.balance) })
+  if (negative) fail(say('negativeBalance', { account: negative.id }), { got: String(negative.balance) })
   const opened = ledger.accounts.map((a) => a.openedWith)
   const deposited = ledger.entries.filter((e) => e.kind === 'deposit').map((e) => e.amount)
   const held = total(ledger.accounts.map((a) => a.balance))
-  expectEqual(held, total([...opened, ...deposited]), 'money was created or destroyed: balances no longer add up to openings plus deposits')
+  expectEqual(held, total([...opened, ...deposited]), say('moneyCreated'))
   // Every balance must equal its opening plus its ledger movements.
   const expected = new Map(ledger.accounts.map((a) => [a.id, a.openedWith]))
   for (const e of ledger.entries) {
     if (e.from) expected.set(e.from, (expected.get(e.from) ?? 0) - e.amount)
     expected.set(e.to, (expected.get(e.to) ?? 0) + e.amount)
   }
-  for (const a of ledger.accounts) expectEqual(a.balance, expected.get(a.id), `account ${a.id}'s balance does not match its ledger rows`)
+  for (const a of ledger.accounts) expectEqual(a.balance, expected.get(a.id), say('balanceVsRows', { account: a.id }))
 }
 
 /** Ledger rows that moved money between these two accounts. */
@@ -68,10 +79,10 @@ export function rowsBetween(ledger: Ledger, from: string, to: string) {
 export async function expectNotExecutedAgain(bank: BankClient, before: Ledger, rows: number, retry: Reply, what: Line): Promise<void> {
   const now = newRows(before, await bank.ledger()).length
   if (now > rows)
-    fail(`${what} executed again: the ledger holds ${now} new rows where ${rows} belong`, {
+    fail(say('executedAgain', { what, now, rows }), {
       exchange: retry.exchange,
-      expected: `${rows} ledger row(s): a retry is answered from the stored response`,
-      got: `${now} ledger rows; the retry answered HTTP ${retry.status}`,
+      expected: say('rowsExpected', { rows }),
+      got: say('rowsGot', { now, status: retry.status }),
     })
 }
 
@@ -89,8 +100,7 @@ export function newRows(before: Ledger, after: Ledger) {
  * (a 2xx, a 5xx, a 409 that claims the first body is still in flight) fails here.
  */
 export function expectChangedBodyRefused(reply: Reply, why: Line, note: (line: Line) => void): void {
-  if (reply.status >= 400 && reply.status < 500 && reply.status !== 422 && reply.status !== 409)
-    note(`a changed body was refused with HTTP ${reply.status}, not 422 (see amended-amount)`)
+  if (reply.status >= 400 && reply.status < 500 && reply.status !== 422 && reply.status !== 409) note(say('otherRefusal', { status: reply.status }))
   else expectProblem(reply, 422, why)
 }
 

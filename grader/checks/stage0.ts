@@ -2,7 +2,7 @@
 import { dirname, resolve } from 'node:path'
 import pLimit from 'p-limit'
 import type { LedgerEntry } from '#harness/bankClient.ts'
-import { phrases } from '#harness/i18n/phrase.ts'
+import { type Phrase, phrases } from '#harness/i18n/phrase.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../engine/check.ts'
 import type { CallResult } from '../policing/learnerCode.ts'
 import { expectConsistent, freshKey, newRows, openParties } from './setup.ts'
@@ -14,6 +14,44 @@ const say = phrases('stage0', {
   accountOpens: 'POST /accounts opens an account',
   ownAccountRead: 'a client reads its own account',
   openingBalanceRead: 'the balance read back is the opening balance',
+  overdraftRefused: 'a transfer larger than the balance is refused with 402',
+  transferAnswers201: 'a valid transfer answers 201',
+  bodyDescribesTransfer: 'the 201 body describes the transfer and the debited balance after it',
+  bodyNeedsId: 'the 201 body needs a string id and an ISO createdAt',
+  rowPer201: 'one ledger row per 201',
+  balanceOf: 'balance of {account}',
+  executesOrRefused: 'each transfer either executes (201) or is refused for funds (402)',
+  exactlyRowPer201: 'exactly one ledger row per 201 answered',
+  idNotInLedger: 'a 201 names a transfer id that is not in the ledger',
+  concurrentNote: '{executed} of 40 concurrent transfers executed, {refused} refused for funds; money conserved',
+  badCase: '{what}: expected {status}',
+  malformedJson: 'malformed JSON',
+  amountString: 'amount as a string',
+  negativeAmount: 'negative amount',
+  zeroAmount: 'zero amount',
+  fractionalAmount: 'fractional amount',
+  hugeAmount: 'huge amount',
+  missingField: 'missing field',
+  unknownField: 'unknown field',
+  sameAccount: 'same account twice',
+  arrayBody: 'an array body',
+  hugeBody: 'a 10 MB body',
+  formRefused: 'a form-encoded body is refused',
+  badMovesNothing: 'no bad request may move money',
+  noBalanceChanges: 'no balance may change',
+  noAuthorization: 'no Authorization header',
+  unknownApiKey: 'an unknown API key',
+  debitOthers: "debiting another client's account",
+  creditUnknown: 'crediting an account that does not exist',
+  readOthers: "reading another client's account",
+  refusedMoveNothing: 'refused requests move no money',
+  storyNote: '{attempts} attempts of one {amount} transfer, same Idempotency-Key → {rows} ledger row(s)',
+  storyExtra: '{note}: the retries moved {extra} extra. Stage 1 fixes this.',
+  storyAtStage0: 'at stage 0, {attempts} attempts of a funded transfer are {attempts} answers 201 and {attempts} ledger rows',
+  mustExportSql: '{file} must export SUSPECTED_DUPLICATES_SQL, a SQL query',
+  queryFailed: 'your query failed: {error}',
+  craftedCopies: 'on a crafted ledger, your query must flag exactly the copies',
+  liveCopies: 'on the live ledger, your query must flag exactly the copies',
 })
 
 const bankBasics: Check = {
@@ -53,10 +91,10 @@ const transfersMoveMoney: Check = {
       const amount = ctx.rng.chance(0.25) ? balances.get(from)! + ctx.rng.amount() : ctx.rng.amount(1_000, 100_000)
       const reply = await ctx.bank.transfer(a.customer, { from, to, amount }, { key: freshKey(ctx) })
       if (amount > balances.get(from)!) {
-        expectProblem(reply, 402, 'a transfer larger than the balance is refused with 402')
+        expectProblem(reply, 402, say('overdraftRefused'))
         continue
       }
-      expectStatus(reply, 201, 'a valid transfer answers 201')
+      expectStatus(reply, 201, say('transferAnswers201'))
       created++
       balances.set(from, balances.get(from)! - amount)
       balances.set(to, balances.get(to)! + amount)
@@ -64,15 +102,15 @@ const transfersMoveMoney: Check = {
       expectEqual(
         { from: body.from, to: body.to, amount: body.amount, balanceAfter: body.balanceAfter },
         { from, to, amount, balanceAfter: balances.get(from) },
-        'the 201 body describes the transfer and the debited balance after it',
+        say('bodyDescribesTransfer'),
         reply.exchange,
       )
-      if (typeof body.id !== 'string' || Number.isNaN(Date.parse(body.createdAt)))
-        fail('the 201 body needs a string id and an ISO createdAt', { exchange: reply.exchange })
+      if (typeof body.id !== 'string' || Number.isNaN(Date.parse(body.createdAt))) fail(say('bodyNeedsId'), { exchange: reply.exchange })
     }
     const after = await ctx.bank.ledger()
-    expectEqual(newRows(before, after).length, created, 'one ledger row per 201')
-    for (const acc of [...a.accounts, ...b.accounts]) expectEqual(after.accounts.find((x) => x.id === acc)!.balance, balances.get(acc), `balance of ${acc}`)
+    expectEqual(newRows(before, after).length, created, say('rowPer201'))
+    for (const acc of [...a.accounts, ...b.accounts])
+      expectEqual(after.accounts.find((x) => x.id === acc)!.balance, balances.get(acc), say('balanceOf', { account: acc }))
     expectConsistent(after)
   },
 }
@@ -94,16 +132,16 @@ const concurrentTransfers: Check = {
       return { payer, body: { from, to, amount: ctx.rng.amount(10_000, 900_000) }, key: freshKey(ctx) }
     })
     const replies = await Promise.all(ctx.rng.shuffle(plans).map((p) => limit(() => ctx.bank.transfer(p.payer.customer, p.body, { key: p.key }))))
-    for (const r of replies) expectStatus(r, [201, 402], 'each transfer either executes (201) or is refused for funds (402)')
+    for (const r of replies) expectStatus(r, [201, 402], say('executesOrRefused'))
     const after = await ctx.bank.ledger()
     const rows = newRows(before, after)
     const ok = replies.filter((r) => r.status === 201)
-    expectEqual(rows.length, ok.length, 'exactly one ledger row per 201 answered')
+    expectEqual(rows.length, ok.length, say('exactlyRowPer201'))
     const ids = new Set(rows.map((r) => r.id))
     const missing = ok.find((r) => !ids.has(r.json.id))
-    if (missing) fail('a 201 names a transfer id that is not in the ledger', { exchange: missing.exchange })
+    if (missing) fail(say('idNotInLedger'), { exchange: missing.exchange })
     expectConsistent(after)
-    ctx.note(`${ok.length} of 40 concurrent transfers executed, ${replies.length - ok.length} refused for funds; money conserved`)
+    ctx.note(say('concurrentNote', { executed: ok.length, refused: replies.length - ok.length }))
   },
 }
 
@@ -118,25 +156,25 @@ const badInput: Check = {
     const [from, to] = a.accounts as [string, string]
     const before = await ctx.bank.ledger()
     const amount = ctx.rng.amount()
-    const cases: Array<[string, string | object, number]> = [
-      ['malformed JSON', `{"from":"${from}","to":"${to}","amount":${amount}`, 400],
-      ['amount as a string', { from, to, amount: String(amount) }, 400],
-      ['negative amount', { from, to, amount: -amount }, 400],
-      ['zero amount', { from, to, amount: 0 }, 400],
-      ['fractional amount', { from, to, amount: amount + 0.5 }, 400],
-      ['huge amount', `{"from":"${from}","to":"${to}","amount":1e300}`, 400],
-      ['missing field', { from, amount }, 400],
-      ['unknown field', { from, to, amount, currency: 'USD' }, 400],
-      ['same account twice', { from, to: from, amount }, 400],
-      ['an array body', [from, to, amount], 400],
-      ['a 10 MB body', `{"from":"${from}","to":"${to}","amount":${amount},"memo":"${'x'.repeat(10 * 1024 * 1024)}"}`, 413],
+    const cases: Array<[Phrase, string | object, number]> = [
+      [say('malformedJson'), `{"from":"${from}","to":"${to}","amount":${amount}`, 400],
+      [say('amountString'), { from, to, amount: String(amount) }, 400],
+      [say('negativeAmount'), { from, to, amount: -amount }, 400],
+      [say('zeroAmount'), { from, to, amount: 0 }, 400],
+      [say('fractionalAmount'), { from, to, amount: amount + 0.5 }, 400],
+      [say('hugeAmount'), `{"from":"${from}","to":"${to}","amount":1e300}`, 400],
+      [say('missingField'), { from, amount }, 400],
+      [say('unknownField'), { from, to, amount, currency: 'USD' }, 400],
+      [say('sameAccount'), { from, to: from, amount }, 400],
+      [say('arrayBody'), [from, to, amount], 400],
+      [say('hugeBody'), `{"from":"${from}","to":"${to}","amount":${amount},"memo":"${'x'.repeat(10 * 1024 * 1024)}"}`, 413],
     ]
     for (const [what, body, status] of cases) {
       const reply = await ctx.bank.transfer(a.customer, body as never, {
         key: freshKey(ctx),
         raw: typeof body === 'string' ? body : JSON.stringify(body),
       })
-      expectProblem(reply, status, `${what}: expected ${status}`)
+      expectProblem(reply, status, say('badCase', { what, status }))
     }
     const text = await ctx.bank.send({
       method: 'POST',
@@ -144,10 +182,10 @@ const badInput: Check = {
       body: `from=${from}&to=${to}&amount=${amount}`,
       headers: { Authorization: `Bearer ${a.customer.apiKey}`, 'Content-Type': 'application/x-www-form-urlencoded', 'Idempotency-Key': freshKey(ctx) },
     })
-    expectStatus(text, [400, 415], 'a form-encoded body is refused')
+    expectStatus(text, [400, 415], say('formRefused'))
     const after = await ctx.bank.ledger()
-    expectEqual(newRows(before, after).length, 0, 'no bad request may move money')
-    expectEqual(after.accounts.slice(0, before.accounts.length), before.accounts, 'no balance may change')
+    expectEqual(newRows(before, after).length, 0, say('badMovesNothing'))
+    expectEqual(after.accounts.slice(0, before.accounts.length), before.accounts, say('noBalanceChanges'))
   },
 }
 
@@ -163,17 +201,17 @@ const authAndOwnership: Check = {
     const body = { from: a.accounts[0]!, to: b.accounts[0]!, amount: ctx.rng.amount() }
     const spec = ctx.bank.postSpec(a.customer, '/transfers', body, { key: freshKey(ctx) })
     const noAuth = await ctx.bank.send({ ...spec, headers: { 'Idempotency-Key': freshKey(ctx) } })
-    expectProblem(noAuth, 401, 'no Authorization header')
+    expectProblem(noAuth, 401, say('noAuthorization'))
     const badAuth = await ctx.bank.send({ ...spec, headers: { ...spec.headers, Authorization: 'Bearer sk_not_a_key' } })
-    expectProblem(badAuth, 401, 'an unknown API key')
+    expectProblem(badAuth, 401, say('unknownApiKey'))
     const notMine = await ctx.bank.transfer(b.customer, body, { key: freshKey(ctx) })
-    expectProblem(notMine, 403, "debiting another client's account")
+    expectProblem(notMine, 403, say('debitOthers'))
     const unknown = await ctx.bank.transfer(a.customer, { ...body, to: 'acc_does_not_exist' }, { key: freshKey(ctx) })
-    expectProblem(unknown, 404, 'crediting an account that does not exist')
+    expectProblem(unknown, 404, say('creditUnknown'))
     const peek = await ctx.bank.as(b.customer, { path: `/accounts/${a.accounts[0]}` })
-    expectProblem(peek, 403, "reading another client's account")
+    expectProblem(peek, 403, say('readOthers'))
     const after = await ctx.bank.ledger()
-    expectEqual(newRows(before, after).length, 0, 'refused requests move no money')
+    expectEqual(newRows(before, after).length, 0, say('refusedMoveNothing'))
   },
 }
 
@@ -202,10 +240,8 @@ const suspectedDuplicates: Check = {
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) replies.push(await ctx.bank.transfer(payer, body, { key }))
     const live = await ctx.bank.ledger()
     const executed = live.entries.filter((e) => e.from === body.from && e.to === body.to).length
-    ctx.note(
-      `${ATTEMPTS} attempts of one ₩${amount.toLocaleString('en')} transfer, same Idempotency-Key → ${executed} ledger row(s)` +
-        (executed > 1 ? `: the retries moved ₩${((executed - 1) * amount).toLocaleString('en')} extra. Stage 1 fixes this.` : ''),
-    )
+    const story = say('storyNote', { attempts: ATTEMPTS, amount: `₩${amount.toLocaleString('en')}`, rows: executed })
+    ctx.note(executed > 1 ? say('storyExtra', { note: story, extra: `₩${((executed - 1) * amount).toLocaleString('en')}` }) : story)
     // At stage 0 nothing recognises a retry: every attempt must execute. (At
     // later stages, run as regression, the layer is meant to stop them.)
     // A layer that executed more than asked shows either way: more rows, or a
@@ -214,7 +250,7 @@ const suspectedDuplicates: Check = {
       expectEqual(
         { answered201: replies.filter((r) => r.status === 201).length, ledgerRows: executed },
         { answered201: ATTEMPTS, ledgerRows: ATTEMPTS },
-        `at stage 0, ${ATTEMPTS} attempts of a funded transfer are ${ATTEMPTS} answers 201 and ${ATTEMPTS} ledger rows`,
+        say('storyAtStage0', { attempts: ATTEMPTS }),
         replies.find((r) => r.status !== 201)?.exchange ?? replies.at(-1)!.exchange,
       )
 
@@ -228,15 +264,15 @@ const suspectedDuplicates: Check = {
       crafted.dispose()
     }
     const [sql, onCrafted, onLive] = answers
-    if (!sql?.ok) return fail(`${file} must export SUSPECTED_DUPLICATES_SQL, a SQL query`)
+    if (!sql?.ok) return fail(say('mustExportSql', { file }))
     const ids = (rows: CallResult | undefined) => {
-      if (!rows?.ok) return fail(`your query failed: ${rows?.error}`, { got: String(sql.value) })
+      if (!rows?.ok) return fail(say('queryFailed', { error: String(rows?.error) }), { got: String(sql.value) })
       return (rows.value as string[]).sort()
     }
-    expectEqual(ids(onCrafted), suspectedCopies(crafted.entries), 'on a crafted ledger, your query must flag exactly the copies')
+    expectEqual(ids(onCrafted), suspectedCopies(crafted.entries), say('craftedCopies'))
     const flagged = ids(onLive)
     const expected = copiesToFlag(live.entries as LedgerEntry[], flagged)
-    expectEqual(flagged, expected, 'on the live ledger, your query must flag exactly the copies')
+    expectEqual(flagged, expected, say('liveCopies'))
   },
 }
 

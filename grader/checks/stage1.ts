@@ -6,6 +6,7 @@
 // guarantee: a duplicate is not executed and is not an error. What it gets
 // instead changes (200 already-processed here, 409 while in flight from stage
 // 3, the stored 201 from stage 4); the ledger is the judge.
+import { type Line, listOf, type Phrase, phrases } from '#harness/i18n/phrase.ts'
 import type { BankClient, Ledger, TransferBody } from '#harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../engine/check.ts'
 import { courseRule } from '../engine/courseRule.ts'
@@ -15,12 +16,80 @@ import { heldBurst } from './heldBurst.ts'
 import { inspectKeyTable } from './keyTable.ts'
 import { KEY_MALFORMATIONS } from '../model/history.ts'
 
+// What these checks tell a learner, as templates the packs translate (i18n/<lang>.json, "messages": stage1.<key>).
+const say = phrases('stage1', {
+  duplicateNotError: '{why}: a duplicate is not an error, it gets a 2xx (200 "already-processed" at this stage)',
+  oneProcessCauses:
+    'a SELECT for the key, then an INSERT with an await between them (every copy sees no row yet); an INSERT OR IGNORE whose result is not looked at; the key recorded only after executing',
+  eachProcessCauses:
+    'a lock in memory (a Map, a Set), of which each process has its own; a SELECT, then an INSERT with an await between them, that one copy per process happened to pass',
+  pastClaim: '{count} got past the claim into the core at the same instant (the core was held until every copy was decided)',
+  candidates: '{past}. Candidates: {causes}',
+  inProcess: '{count} in {process}',
+  process: 'process {n}',
+  eachLetOne: '{past}; executed (201): {split}. Each process let one copy through, as if each decided alone. Candidates: {causes}',
+  oneLetMany: '{past}; executed (201): {split}. One process let {most} through by itself (simultaneous-retries tests one process alone). Candidates: {causes}',
+  spread: ', split {copies} over {processes} processes on one database,',
+  movedTimes: '{count} simultaneous requests with one Idempotency-Key{spread} moved the money {rows} times',
+  movedTimesWhy: '{moved}: {evidence}',
+  oneRow: '1 ledger row',
+  rowsWithStatuses: '{rows} ledger rows ({statuses})',
+  turnAwayNoError: 'a simultaneous duplicate must be turned away without an error',
+  twoXxOr409: 'HTTP 2xx (or, from stage 3 on, 409 while the first is in flight)',
+  rowCarriesAmount: 'the one ledger row carries the requested amount',
+  strangerId: 'a 201 names a transfer that is not the one in the ledger',
+  firstExecutes: 'the first POST {path} with a new key executes',
+  retryExecutedAgain: 'retry {i} of POST {path} executed again: one key moved the money {rows} times',
+  oneRowForKey: '1 ledger row for the key',
+  rows: '{rows} ledger rows',
+  retryOf: 'retry {i} of POST {path}',
+  oneRowEach: '{attempts} attempts of one transfer and {attempts} of one deposit: exactly one ledger row each',
+  balanceAfterRetries: 'balance of {account} after the retries',
+  retriesNote: '{attempts} attempts each of a {amount} transfer and a deposit → one ledger row each',
+  simultaneousNote: '{n} identical requests at the same instant: {past} got past the claim, {away} were turned away',
+  twoProcessesNote: '{n} identical requests, {first} to one process and {second} to another, one database → one execution',
+  newKeyNewTransfer: 'each new key is a new transfer and executes',
+  differentKeysRows: '{m} different keys with the same body: {m} ledger rows',
+  newKeyExecutes: 'a transfer with a new key executes',
+  notUnique: 'the database does not make a key unique: {reason}',
+  keysLive: 'keys live in {table}.{column}, unique by {index} ({columns})',
+  withoutKey: 'POST {path} without an Idempotency-Key',
+  noKeyNoMoney: 'a request without a key moves no money',
+  emptyKey: 'an empty key',
+  emptyQuotedKey: 'an empty quoted key',
+  tabKey: 'a key with a tab in it',
+  nonAsciiKey: 'a key with a non-ASCII character in it',
+  isMalformed: '{what} is malformed',
+  quotedMalformed: 'a quoted key {what} is malformed',
+  malformedNoMoney: 'a request with a malformed key moves no money',
+  edgesValid: 'a key of {length} characters with a space and a ~ in it is printable ASCII: valid, and it executes',
+  oneCharValid: 'a key of one character is valid, and it executes',
+  bare256: 'a bare key of 256 characters',
+  quoted256: 'a quoted key of 256 characters',
+  escaped256: 'a quoted key of 256 characters, some of them escaped',
+  oneTooLong: '{what} is one too long',
+  overlongNoMoney: 'a request with an over-long key moves no money',
+  bare255: 'a bare key of exactly 255 characters',
+  quoted255: 'a quoted key of exactly 255 characters (257 with its quotes)',
+  escaped255: 'a quoted key of exactly 255 characters, {escaped} of them escaped ({written} as written)',
+  validCountsKey: '{what} is valid and executes: the limit counts the key, not the header',
+  lengthNote: '255 characters accepted bare, quoted and escaped; 256 refused bare, quoted and escaped',
+  caseTaken: 'Idempotency-Key: {key} was taken for a key that differs from it only in letter case: keys are case-sensitive strings',
+  newKey201: 'HTTP 201: a new key, a new transfer',
+  caseGot: 'HTTP {status}, {rows} ledger row(s) for the two keys',
+  caseTwoTransfers: 'two keys that differ in case: two transfers',
+  firstFormExecutes: 'the first request, Idempotency-Key: {form}, executes',
+  formsExecuted: 'Idempotency-Key: {first} and then {second} executed {rows} times',
+  sameKeyBothForms: '1 ledger row: both spell the same key',
+  secondIsRetry: 'Idempotency-Key: {second} after {first} is a retry of the same key',
+})
+
 /** Processing delay of the instance the simultaneous-retries check starts: the window a check-then-insert leaves open. */
 const RACE_WINDOW_MS = 300
 
-function expectNotExecutedAnswer(reply: Reply, why: string): void {
+function expectNotExecutedAnswer(reply: Reply, why: Line): void {
   if (!is2xx(reply))
-    fail(`${why}: a duplicate is not an error, it gets a 2xx (200 "already-processed" at this stage)`, {
+    fail(say('duplicateNotError', { why }), {
       exchange: reply.exchange,
       expected: 'HTTP 2xx',
       got: `HTTP ${reply.status}`,
@@ -65,32 +134,31 @@ function keyNeedingEscapes(ctx: CheckContext, length: number): string {
 const quoted = (key: string) => `"${key.replace(/["\\]/g, (c) => `\\${c}`)}"`
 
 /** What lets simultaneous copies through inside one process: candidates, not a diagnosis (the grader sees behaviour, not code). */
-const ONE_PROCESS_CAUSES =
-  'a SELECT for the key, then an INSERT with an await between them (every copy sees no row yet); an INSERT OR IGNORE whose result is not looked at; the key recorded only after executing'
+const ONE_PROCESS_CAUSES = say('oneProcessCauses')
 /** What lets one copy through in each process: candidates as well. */
-const EACH_PROCESS_CAUSES =
-  'a lock in memory (a Map, a Set), of which each process has its own; a SELECT, then an INSERT with an await between them, that one copy per process happened to pass'
+const EACH_PROCESS_CAUSES = say('eachProcessCauses')
 
 /** The copies sent to each process, in the order heldBurst answers them. */
-type ProcessSplit = Array<{ name: string; copies: number }>
+type ProcessSplit = Array<{ name: Phrase; copies: number }>
 
 /**
  * Why `executed` of `replies` ran (as evidence, then the causes it fits, as
  * candidates): how many got past the claim at once and, over several
  * processes, how many each process let through.
  */
-function executionEvidence(replies: Reply[], reachedCore: number, split?: ProcessSplit): string {
-  const past = `${reachedCore} got past the claim into the core at the same instant (the core was held until every copy was decided)`
-  if (!split || split.length < 2) return `${past}. Candidates: ${ONE_PROCESS_CAUSES}`
+function executionEvidence(replies: Reply[], reachedCore: number, split?: ProcessSplit): Phrase {
+  const past = say('pastClaim', { count: reachedCore })
+  if (!split || split.length < 2) return say('candidates', { past, causes: ONE_PROCESS_CAUSES })
   let at = 0
   const perProcess = split.map(({ name, copies }) => {
     const mine = replies.slice(at, (at += copies))
     return { name, created: mine.filter((r) => r.status === 201).length }
   })
-  const said = perProcess.map((p) => `${p.created} in ${p.name}`).join(', ')
+  const counts = perProcess.map((p) => say('inProcess', { count: p.created, process: p.name }))
+  const listed = listOf(counts)
   const most = Math.max(...perProcess.map((p) => p.created))
-  if (most <= 1) return `${past}; executed (201): ${said}. Each process let one copy through, as if each decided alone. Candidates: ${EACH_PROCESS_CAUSES}`
-  return `${past}; executed (201): ${said}. One process let ${most} through by itself (simultaneous-retries tests one process alone). Candidates: ${ONE_PROCESS_CAUSES}`
+  if (most <= 1) return say('eachLetOne', { past, split: listed, causes: EACH_PROCESS_CAUSES })
+  return say('oneLetMany', { past, split: listed, most, causes: ONE_PROCESS_CAUSES })
 }
 
 /**
@@ -107,32 +175,26 @@ async function expectOneExecution(
 ): Promise<void> {
   const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
   const created = replies.filter((r) => r.status === 201)
-  const spread = split && split.length > 1 ? `, split ${split.map((p) => p.copies).join(' and ')} over ${split.length} processes on one database,` : ''
+  const spread = split && split.length > 1 ? say('spread', { copies: split.map((p) => p.copies).join(' and '), processes: split.length }) : ''
+  const moved = say('movedTimes', { count: replies.length, spread, rows: rows.length })
+  const got = say('rowsWithStatuses', { rows: rows.length, statuses: replies.map((r) => r.status).join(', ') })
   if (rows.length > 1)
-    fail(
-      `${replies.length} simultaneous requests with one Idempotency-Key${spread} moved the money ${rows.length} times: ${executionEvidence(replies, reachedCore, split)}`,
-      {
-        exchange: created[1]?.exchange ?? replies[0]?.exchange,
-        expected: '1 ledger row',
-        got: `${rows.length} ledger rows (${replies.map((r) => r.status).join(', ')})`,
-      },
-    )
-  if (rows.length !== 1)
-    fail(`${replies.length} simultaneous requests with one Idempotency-Key${spread} moved the money ${rows.length} times`, {
+    fail(say('movedTimesWhy', { moved, evidence: executionEvidence(replies, reachedCore, split) }), {
       exchange: created[1]?.exchange ?? replies[0]?.exchange,
-      expected: '1 ledger row',
-      got: `${rows.length} ledger rows (${replies.map((r) => r.status).join(', ')})`,
+      expected: say('oneRow'),
+      got,
     })
+  if (rows.length !== 1) fail(moved, { exchange: created[1]?.exchange ?? replies[0]?.exchange, expected: say('oneRow'), got })
   const bad = replies.find((r) => !is2xx(r) && r.status !== 409)
   if (bad)
-    fail('a simultaneous duplicate must be turned away without an error', {
+    fail(say('turnAwayNoError'), {
       exchange: bad.exchange,
-      expected: 'HTTP 2xx (or, from stage 3 on, 409 while the first is in flight)',
+      expected: say('twoXxOr409'),
       got: `HTTP ${bad.status}`,
     })
-  expectEqual(rows[0]!.amount, body.amount, 'the one ledger row carries the requested amount')
+  expectEqual(rows[0]!.amount, body.amount, say('rowCarriesAmount'))
   const stranger = created.find((r) => r.json?.id !== rows[0]!.id)
-  if (stranger) fail('a 201 names a transfer that is not the one in the ledger', { exchange: stranger.exchange })
+  if (stranger) fail(say('strangerId'), { exchange: stranger.exchange })
 }
 
 const retriesExecuteOnce: Check = {
@@ -153,17 +215,17 @@ const retriesExecuteOnce: Check = {
     ] as const) {
       const spec = ctx.bank.postSpec(a.customer, path, body, { key: ctx.rng.uuid() })
       const first = await ctx.bank.send(spec)
-      expectStatus(first, 201, `the first POST ${path} with a new key executes`)
+      expectStatus(first, 201, say('firstExecutes', { path }))
       for (let i = 1; i < attempts; i++) {
         const retry = await ctx.bank.send(spec)
         const rows = newRows(before, await ctx.bank.ledger()).filter((e) => e.to === body.to)
         if (rows.length > 1)
-          fail(`retry ${i} of POST ${path} executed again: one key moved the money ${rows.length} times`, {
+          fail(say('retryExecutedAgain', { i, path, rows: rows.length }), {
             exchange: retry.exchange,
-            expected: '1 ledger row for the key',
-            got: `${rows.length} ledger rows`,
+            expected: say('oneRowForKey'),
+            got: say('rows', { rows: rows.length }),
           })
-        expectNotExecutedAnswer(retry, `retry ${i} of POST ${path}`)
+        expectNotExecutedAnswer(retry, say('retryOf', { i, path }))
       }
     }
     const after = await ctx.bank.ledger()
@@ -174,7 +236,7 @@ const retriesExecuteOnce: Check = {
         { kind: 'transfer', ...transfer },
         { kind: 'deposit', from: null, ...deposit },
       ],
-      `${attempts} attempts of one transfer and ${attempts} of one deposit: exactly one ledger row each`,
+      say('oneRowEach', { attempts }),
     )
     const balance = (l: Ledger, id: string) => l.accounts.find((x) => x.id === id)!.balance
     const moved = new Map<string, number>()
@@ -182,9 +244,9 @@ const retriesExecuteOnce: Check = {
     add(transfer.from, -transfer.amount)
     add(transfer.to, transfer.amount)
     add(deposit.to, deposit.amount)
-    for (const [id, delta] of moved) expectEqual(balance(after, id), balance(before, id) + delta, `balance of ${id} after the retries`)
+    for (const [id, delta] of moved) expectEqual(balance(after, id), balance(before, id) + delta, say('balanceAfterRetries', { account: id }))
     expectConsistent(after)
-    ctx.note(`${attempts} attempts each of a ₩${transfer.amount.toLocaleString('en')} transfer and a deposit → one ledger row each`)
+    ctx.note(say('retriesNote', { attempts, amount: `₩${transfer.amount.toLocaleString('en')}` }))
   },
 }
 
@@ -207,7 +269,7 @@ const simultaneousRetries: Check = {
     const burst = await heldBurst([{ bank, specs: Array.from({ length: n }, () => spec) }])
     const { reachedCore } = burst
     await expectOneExecution(bank, before, body, burst)
-    ctx.note(`${n} identical requests at the same instant: ${reachedCore} got past the claim, ${n - reachedCore} were turned away`)
+    ctx.note(say('simultaneousNote', { n, past: reachedCore, away: n - reachedCore }))
   },
 }
 
@@ -231,10 +293,10 @@ const twoInstances: Check = {
       { bank: other, specs: specs(other, n - first) },
     ])
     await expectOneExecution(ctx.bank, before, body, burst, [
-      { name: 'process 1', copies: first },
-      { name: 'process 2', copies: n - first },
+      { name: say('process', { n: 1 }), copies: first },
+      { name: say('process', { n: 2 }), copies: n - first },
     ])
-    ctx.note(`${n} identical requests, ${first} to one process and ${n - first} to another, one database → one execution`)
+    ctx.note(say('twoProcessesNote', { n, first, second: n - first }))
   },
 }
 
@@ -251,9 +313,9 @@ const distinctKeys: Check = {
     const body = transferPlan(ctx, a, b, 15_000)
     const before = await ctx.bank.ledger()
     const replies = await ctx.bank.burst(Array.from({ length: m }, () => ctx.bank.postSpec(a.customer, '/transfers', body, { key: ctx.rng.uuid() })))
-    for (const r of replies) expectStatus(r, 201, 'each new key is a new transfer and executes')
+    for (const r of replies) expectStatus(r, 201, say('newKeyNewTransfer'))
     const rows = newRows(before, await ctx.bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
-    expectEqual(rows.length, m, `${m} different keys with the same body: ${m} ledger rows`)
+    expectEqual(rows.length, m, say('differentKeysRows', { m }))
   },
 }
 
@@ -276,11 +338,11 @@ const keyTableUnique: Check = {
       // stamped with the time differs between them, so an index that covers it is seen for what it is.
       if (i > 0) await ctx.clock.advance(1_000)
       const reply = await ctx.bank.transfer(a.customer, bodies[i]!, { key })
-      expectStatus(reply, 201, 'a transfer with a new key executes')
+      expectStatus(reply, 201, say('newKeyExecutes'))
     }
     const verdict = inspectKeyTable(ctx.dbPath, keys)
-    if (!verdict.ok) fail(`the database does not make a key unique: ${verdict.reason}`)
-    ctx.note(`keys live in ${verdict.table}.${verdict.column}, unique by ${verdict.index} (${verdict.columns.join(', ')})`)
+    if (!verdict.ok) fail(say('notUnique', { reason: verdict.reason }))
+    ctx.note(say('keysLive', { table: verdict.table, column: verdict.column, index: verdict.index, columns: verdict.columns.join(', ') }))
   },
 }
 
@@ -293,11 +355,11 @@ const keyRequired: Check = {
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
     const before = await ctx.bank.ledger()
-    expectProblem(await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b)), 400, 'POST /transfers without an Idempotency-Key')
+    expectProblem(await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b)), 400, say('withoutKey', { path: '/transfers' }))
     const deposit = { to: ctx.rng.pick(a.accounts), amount: ctx.rng.amount() }
-    expectProblem(await ctx.bank.deposit(a.customer, deposit), 400, 'POST /deposits without an Idempotency-Key')
+    expectProblem(await ctx.bank.deposit(a.customer, deposit), 400, say('withoutKey', { path: '/deposits' }))
     const after = await ctx.bank.ledger()
-    expectEqual(newRows(before, after).length, 0, 'a request without a key moves no money')
+    expectEqual(newRows(before, after).length, 0, say('noKeyNoMoney'))
   },
 }
 
@@ -309,34 +371,30 @@ const keyFormat: Check = {
   timeoutMs: 10_000,
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
-    const malformed: Array<[string, string]> = [
-      ['an empty key', ''],
-      ['an empty quoted key', '""'],
-      ['a key with a tab in it', inside(ctx, printableKey(ctx, ctx.rng.int(8, 40)), '\t')],
-      ['a key with a non-ASCII character in it', inside(ctx, printableKey(ctx, ctx.rng.int(8, 40)), ctx.rng.pick(['é', 'ü', 'ñ', 'ß', '¿']))],
+    const malformed: Array<[Phrase, string]> = [
+      [say('emptyKey'), ''],
+      [say('emptyQuotedKey'), '""'],
+      [say('tabKey'), inside(ctx, printableKey(ctx, ctx.rng.int(8, 40)), '\t')],
+      [say('nonAsciiKey'), inside(ctx, printableKey(ctx, ctx.rng.int(8, 40)), ctx.rng.pick(['é', 'ü', 'ñ', 'ß', '¿']))],
     ]
     const before = await ctx.bank.ledger()
     for (const [what, key] of ctx.rng.shuffle(malformed))
-      expectProblem(await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b), { key }), 400, courseRule('keyFormat', `${what} is malformed`))
+      expectProblem(await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b), { key }), 400, courseRule('keyFormat', say('isMalformed', { what })))
     // A value that starts with " is an RFC 8941 String, or nothing: the draft's own form, so refusing these is no course rule.
     for (const { write, what } of ctx.rng.shuffle(Object.values(KEY_MALFORMATIONS)))
       expectProblem(
         await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b), { key: write(printableKey(ctx, ctx.rng.int(8, 40))) }),
         400,
-        `a quoted key ${what} is malformed`,
+        say('quotedMalformed', { what }),
       )
-    expectEqual(newRows(before, await ctx.bank.ledger()).length, 0, 'a request with a malformed key moves no money')
+    expectEqual(newRows(before, await ctx.bank.ledger()).length, 0, say('malformedNoMoney'))
     // The two ends of the printable range, inside the key (a header value's own ends are trimmed by HTTP), in a key of any valid length.
     const edges = inside(ctx, inside(ctx, printableKey(ctx, ctx.rng.int(2, 253)), ' '), '~')
     const reply = await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b, 30_000), { key: edges })
-    expectStatus(
-      reply,
-      201,
-      courseRule('keyFormat', `a key of ${edges.length} characters with a space and a ~ in it is printable ASCII: valid, and it executes`),
-    )
+    expectStatus(reply, 201, courseRule('keyFormat', say('edgesValid', { length: edges.length })))
     // The shortest key there is: the empty one above is refused, one character is not.
     const shortest = await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b, 30_000), { key: printableKey(ctx, 1) })
-    expectStatus(shortest, 201, courseRule('keyFormat', 'a key of one character is valid, and it executes'))
+    expectStatus(shortest, 201, courseRule('keyFormat', say('oneCharValid')))
   },
 }
 
@@ -348,27 +406,27 @@ const keyLengthLimit: Check = {
   timeoutMs: 15_000,
   async run(ctx) {
     const [a, b] = await openParties(ctx, 2)
-    const refused: Array<[string, string]> = [
-      ['a bare key of 256 characters', printableKey(ctx, 256)],
-      ['a quoted key of 256 characters', quoted(printableKey(ctx, 256))],
-      ['a quoted key of 256 characters, some of them escaped', quoted(keyNeedingEscapes(ctx, 256))],
+    const refused: Array<[Phrase, string]> = [
+      [say('bare256'), printableKey(ctx, 256)],
+      [say('quoted256'), quoted(printableKey(ctx, 256))],
+      [say('escaped256'), quoted(keyNeedingEscapes(ctx, 256))],
     ]
     const before = await ctx.bank.ledger()
     for (const [what, key] of ctx.rng.shuffle(refused))
-      expectProblem(await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b), { key }), 400, courseRule('keyFormat', `${what} is one too long`))
-    expectEqual(newRows(before, await ctx.bank.ledger()).length, 0, 'a request with an over-long key moves no money')
+      expectProblem(await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b), { key }), 400, courseRule('keyFormat', say('oneTooLong', { what })))
+    expectEqual(newRows(before, await ctx.bank.ledger()).length, 0, say('overlongNoMoney'))
     const escaped = keyNeedingEscapes(ctx, 255)
-    const accepted: Array<[string, string]> = [
-      ['a bare key of exactly 255 characters', printableKey(ctx, 255)],
-      ['a quoted key of exactly 255 characters (257 with its quotes)', quoted(printableKey(ctx, 255))],
-      [`a quoted key of exactly 255 characters, ${quoted(escaped).length - 257} of them escaped (${quoted(escaped).length} as written)`, quoted(escaped)],
+    const accepted: Array<[Phrase, string]> = [
+      [say('bare255'), printableKey(ctx, 255)],
+      [say('quoted255'), quoted(printableKey(ctx, 255))],
+      [say('escaped255', { escaped: quoted(escaped).length - 257, written: quoted(escaped).length }), quoted(escaped)],
     ]
     for (const [what, key] of ctx.rng.shuffle(accepted)) {
       // Small amounts: three of them fit in the smallest opening balance, even from one account.
       const reply = await ctx.bank.transfer(a.customer, transferPlan(ctx, a, b, 30_000), { key })
-      expectStatus(reply, 201, courseRule('keyFormat', `${what} is valid and executes: the limit counts the key, not the header`))
+      expectStatus(reply, 201, courseRule('keyFormat', say('validCountsKey', { what })))
     }
-    ctx.note('255 characters accepted bare, quoted and escaped; 256 refused bare, quoted and escaped')
+    ctx.note(say('lengthNote'))
   },
 }
 
@@ -389,13 +447,13 @@ const keyCaseSensitive: Check = {
       const reply = await ctx.bank.transfer(a.customer, body, { key: k })
       const rows = newRows(before, await ctx.bank.ledger()).length
       if (reply.status !== 201)
-        fail(`Idempotency-Key: ${k} was taken for a key that differs from it only in letter case: keys are case-sensitive strings`, {
+        fail(say('caseTaken', { key: k }), {
           exchange: reply.exchange,
-          expected: 'HTTP 201: a new key, a new transfer',
-          got: `HTTP ${reply.status}, ${rows} ledger row(s) for the two keys`,
+          expected: say('newKey201'),
+          got: say('caseGot', { status: reply.status, rows }),
         })
     }
-    expectEqual(newRows(before, await ctx.bank.ledger()).length, 2, 'two keys that differ in case: two transfers')
+    expectEqual(newRows(before, await ctx.bank.ledger()).length, 2, say('caseTwoTransfers'))
   },
 }
 
@@ -413,16 +471,16 @@ const quotedKey: Check = {
     const [firstForm, secondForm] = ctx.rng.shuffle([quoted(key), key])
     const before = await ctx.bank.ledger()
     const first = await ctx.bank.transfer(a.customer, body, { key: firstForm })
-    expectStatus(first, 201, `the first request, Idempotency-Key: ${firstForm}, executes`)
+    expectStatus(first, 201, say('firstFormExecutes', { form: firstForm }))
     const second = await ctx.bank.transfer(a.customer, body, { key: secondForm })
     const rows = newRows(before, await ctx.bank.ledger())
     if (rows.length !== 1)
-      fail(courseRule('quotedEqualsBare', `Idempotency-Key: ${firstForm} and then ${secondForm} executed ${rows.length} times`), {
+      fail(courseRule('quotedEqualsBare', say('formsExecuted', { first: firstForm, second: secondForm, rows: rows.length })), {
         exchange: second.exchange,
-        expected: '1 ledger row: both spell the same key',
-        got: `${rows.length} ledger rows`,
+        expected: say('sameKeyBothForms'),
+        got: say('rows', { rows: rows.length }),
       })
-    expectNotExecutedAnswer(second, `Idempotency-Key: ${secondForm} after ${firstForm} is a retry of the same key`)
+    expectNotExecutedAnswer(second, say('secondIsRetry', { first: firstForm, second: secondForm }))
   },
 }
 

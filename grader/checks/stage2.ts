@@ -2,13 +2,62 @@
 // refused with 422 and moves nothing; the same body written differently (key
 // order, whitespace, number spelling, escapes) is still the same request. And
 // the learner's canonicalize() is held to RFC 8785 directly.
-import type { Line } from '#harness/i18n/phrase.ts'
+import { type Line, type Phrase, phrases } from '#harness/i18n/phrase.ts'
 import { resolve } from 'node:path'
 import type { BankClient, Customer, Ledger, TransferBody } from '#harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../engine/check.ts'
 import { expectChangedBodyRefused, expectConsistent, newRows, openParties, type Party } from './setup.ts'
 import { PLAIN, serialize, type Style } from './jsonVariants.ts'
 import { canonicalizeCases, GROUPS } from './rfc8785.ts'
+
+// What these checks tell a learner, as templates the packs translate (i18n/<lang>.json, "messages": stage2.<key>).
+const say = phrases('stage2', {
+  underUsedKey: '{what}, under a key already used for another body',
+  expected422: 'HTTP 422: another body under a used key',
+  gotRetry: 'HTTP {status}: a retry of the first transfer',
+  refusedNoMoney: '{what}: a refused request moves no money',
+  balancesUnchanged: '{what}: balances unchanged by the refusal',
+  firstExecutes: 'the first transfer with a new key executes',
+  amendedTo: '{amount} amended to {amended}',
+  sentTwice: '{what}, sent a second time',
+  stillDuplicate: 'after the 422, a retry of the original body is still a plain duplicate',
+  oneOfOriginal: 'exactly one transfer, of the original amount',
+  amendedNote: '{amount} sent, amended to {amended} under the same key → 422, nothing moved',
+  anotherRecipient: 'another recipient',
+  anotherMemo: 'another memo',
+  anotherQuantity: 'another quantity deep inside metadata',
+  linesReordered: 'the invoice lines in another order',
+  arrayOrderReplayed:
+    "the same invoice lines in another order are another body, but it was replayed as the same body: RFC 8785 sorts an object's keys, never an array's members, whose order is part of the value.",
+  typesReplayed:
+    '{what} is another body, but it was replayed as the same body: values of different JSON types differ, however loosely equal (false is not 0, true is not 1, 5 is not "5", null is not false). Canonicalize each value by its JSON type; never coerce one into another.',
+  emptyExecutes: 'a transfer with an empty memo and empty metadata, under a new key, executes',
+  memoLeftOut: 'the empty memo left out',
+  metadataLeftOut: 'the empty metadata left out',
+  absentReplayed:
+    '{what} is another body, but it was replayed as the same body: a field left out is not a field sent empty. Fingerprint the body as it was parsed, without filling in defaults.',
+  coversNote:
+    'another recipient, another memo, another quantity in metadata, the invoice lines in another order, and {retyped} under the same key; an empty memo, then empty metadata, left out under another → refused each, nothing moved',
+  reorderedAll: 'keys reordered at every level',
+  reorderedNested: 'keys reordered inside nested objects only',
+  whitespace: 'whitespace added between tokens',
+  numbersRespelled: 'numbers respelled (1 as 1.0 or 1e0, 4500 as 4.5e3…) in amount and metadata',
+  escaped: 'characters escaped ("\\u00e9" for "é")',
+  allAtOnce: 'all of these at once',
+  refusedAsDifferent: 'the same payload with {what} was refused as a different request: the fingerprint must not see how the JSON was written',
+  retryOfFirst: 'HTTP 2xx: a retry of the first request',
+  isRetry: 'the same payload with {what} is a retry',
+  executedAgain: 'the same payload with {what} executed again',
+  oneRow: '1 ledger row',
+  rows: '{rows} ledger rows',
+  reserializedNote: 'one transfer, then {count} re-serialized retries of it under the same key → 1 ledger row, no 422',
+  returned: 'returned {value}',
+  threw: 'threw: {error}',
+  canonWrong:
+    '{wrong} of {total} inputs canonicalized wrongly ({perGroup}; points for each group entirely right). Wrong: {examples}.\nFirst: {first}\ninput:    {input}',
+  notIJson: 'an error (not I-JSON)',
+  canonNote: '{count} inputs (RFC 8785 examples, Appendix B numbers, lone surrogates, random values) canonicalized as the RFC says',
+})
 
 // Each has an é (sent once raw, once as \u00e9), Hangul, and other non-ASCII characters.
 const MEMOS = ['월세 café', 'Crème brûlée 송금', 'déjà vu 점심값', 'Noël 선물 🎁 été', 'naïve 환불 / refund résumé']
@@ -69,25 +118,25 @@ async function expectRefused(
   customer: Customer,
   body: TransferBody,
   key: string,
-  what: string,
+  what: Line,
   note?: (line: Line) => void,
-  replayed?: string,
+  replayed?: Line,
 ): Promise<void> {
   const before = await bank.ledger()
   const reply = await bank.transfer(customer, body, { key })
-  const why = `${what}, under a key already used for another body`
+  const why = say('underUsedKey', { what })
   if (replayed && reply.status >= 200 && reply.status < 300)
     fail(replayed, {
       exchange: reply.exchange,
-      expected: 'HTTP 422: another body under a used key',
-      got: `HTTP ${reply.status}: a retry of the first transfer`,
+      expected: say('expected422'),
+      got: say('gotRetry', { status: reply.status }),
     })
   if (note) expectChangedBodyRefused(reply, why, note)
   else expectProblem(reply, 422, why)
   const after = await bank.ledger()
-  expectEqual(newRows(before, after).length, 0, `${what}: a refused request moves no money`, reply.exchange)
+  expectEqual(newRows(before, after).length, 0, say('refusedNoMoney', { what }), reply.exchange)
   const ids = [body.from, body.to]
-  expectEqual(balances(after, ids), balances(before, ids), `${what}: balances unchanged by the refusal`, reply.exchange)
+  expectEqual(balances(after, ids), balances(before, ids), say('balancesUnchanged', { what }), reply.exchange)
 }
 
 const amendedAmount: Check = {
@@ -103,17 +152,17 @@ const amendedAmount: Check = {
     const key = ctx.rng.uuid()
     const body: TransferBody = { from, to: ctx.rng.pick(b.accounts), amount: ctx.rng.int(10, 40) * 10_000 }
     const before = await ctx.bank.ledger()
-    expectStatus(await ctx.bank.transfer(a.customer, body, { key }), 201, 'the first transfer with a new key executes')
+    expectStatus(await ctx.bank.transfer(a.customer, body, { key }), 201, say('firstExecutes'))
     // The teller corrects the amount on the same screen and submits again: same key.
     const amended = { ...body, amount: body.amount + ctx.rng.int(1, 20) * 10_000 }
-    const what = `₩${body.amount.toLocaleString('en')} amended to ₩${amended.amount.toLocaleString('en')}`
+    const what = say('amendedTo', { amount: `₩${body.amount.toLocaleString('en')}`, amended: `₩${amended.amount.toLocaleString('en')}` })
     await expectRefused(ctx.bank, a.customer, amended, key, what)
     // Sent again unchanged, the amendment is refused again: a 422 does not bind the key to the new body.
-    await expectRefused(ctx.bank, a.customer, amended, key, `${what}, sent a second time`)
+    await expectRefused(ctx.bank, a.customer, amended, key, say('sentTwice', { what }))
     // The key still stands for the original: its retry is a duplicate, not a refusal.
     const retry = await ctx.bank.transfer(a.customer, body, { key })
     if (retry.status < 200 || retry.status >= 300)
-      fail('after the 422, a retry of the original body is still a plain duplicate', {
+      fail(say('stillDuplicate'), {
         exchange: retry.exchange,
         expected: 'HTTP 2xx',
         got: `HTTP ${retry.status}`,
@@ -123,10 +172,10 @@ const amendedAmount: Check = {
     expectEqual(
       rows.map((r) => r.amount),
       [body.amount],
-      'exactly one transfer, of the original amount',
+      say('oneOfOriginal'),
     )
     expectConsistent(after)
-    ctx.note(`₩${body.amount.toLocaleString('en')} sent, amended to ₩${amended.amount.toLocaleString('en')} under the same key → 422, nothing moved`)
+    ctx.note(say('amendedNote', { amount: `₩${body.amount.toLocaleString('en')}`, amended: `₩${amended.amount.toLocaleString('en')}` }))
   },
 }
 
@@ -144,69 +193,54 @@ const amendedBody: Check = {
     // JSON type: each is changed alone, so every seed tries every one.
     const retyped = retypings(rich.metadata!).map((r) => ({ ...r, what: `metadata.${r.field}: ${JSON.stringify(r.before)} → ${JSON.stringify(r.after)}` }))
     const body: TransferBody = { ...rich, metadata: { ...rich.metadata, ...Object.fromEntries(retyped.map((r) => [r.field, r.before])) } }
-    expectStatus(await ctx.bank.transfer(a.customer, body, { key }), 201, 'the first transfer with a new key executes')
+    expectStatus(await ctx.bank.transfer(a.customer, body, { key }), 201, say('firstExecutes'))
     const invoice = body.metadata!.invoice as { lines: Array<{ qty: number }> }
-    const changes: Array<[string, TransferBody, string?]> = [
-      ['another recipient', { ...body, to: b.accounts.find((x) => x !== body.to)! }],
-      ['another memo', { ...body, memo: `${body.memo} (2)` }],
+    const changes: Array<[Line, TransferBody, Line?]> = [
+      [say('anotherRecipient'), { ...body, to: b.accounts.find((x) => x !== body.to)! }],
+      [say('anotherMemo'), { ...body, memo: `${body.memo} (2)` }],
       [
-        'another quantity deep inside metadata',
+        say('anotherQuantity'),
         {
           ...body,
           metadata: { ...body.metadata, invoice: { ...invoice, lines: [{ ...invoice.lines[0]!, qty: invoice.lines[0]!.qty + 1 }, invoice.lines[1]] } },
         },
       ],
       [
-        'the invoice lines in another order',
+        say('linesReordered'),
         { ...body, metadata: { ...body.metadata, invoice: { ...invoice, lines: [invoice.lines[1], invoice.lines[0]] } } },
-        "the same invoice lines in another order are another body, but it was replayed as the same body: RFC 8785 sorts an object's keys, never an array's members, whose order is part of the value.",
+        say('arrayOrderReplayed'),
       ],
-      ...retyped.map(({ field, after, what }): [string, TransferBody, string] => [
+      ...retyped.map(({ field, after, what }): [Line, TransferBody, Line] => [
         what,
         { ...body, metadata: { ...body.metadata, [field]: after } },
-        `${what} is another body, but it was replayed as the same body: values of different JSON types differ, however loosely equal ` +
-          '(false is not 0, true is not 1, 5 is not "5", null is not false). Canonicalize each value by its JSON type; never coerce one into another.',
+        say('typesReplayed', { what }),
       ]),
     ]
     for (const [what, changed, replayed] of ctx.rng.shuffle(changes)) await expectRefused(ctx.bank, a!.customer, changed, key, what, ctx.note, replayed)
     // Absent is not empty: under a second key, a body with an empty memo and empty metadata, then the same with each left out.
     const emptyKey = ctx.rng.uuid()
     const empty: TransferBody = { from: a.accounts[1]!, to: body.to, amount: ctx.rng.amount(1_000, 9_000), memo: '', metadata: {} }
-    expectStatus(
-      await ctx.bank.transfer(a.customer, empty, { key: emptyKey }),
-      201,
-      'a transfer with an empty memo and empty metadata, under a new key, executes',
-    )
+    expectStatus(await ctx.bank.transfer(a.customer, empty, { key: emptyKey }), 201, say('emptyExecutes'))
     const { memo: _memo, ...memoLeftOut } = empty
     const { metadata: _metadata, ...metadataLeftOut } = empty
-    const leftOut: Array<[string, TransferBody]> = [
-      ['the empty memo left out', memoLeftOut],
-      ['the empty metadata left out', metadataLeftOut],
+    const leftOut: Array<[Phrase, TransferBody]> = [
+      [say('memoLeftOut'), memoLeftOut],
+      [say('metadataLeftOut'), metadataLeftOut],
     ]
     for (const [what, changed] of ctx.rng.shuffle(leftOut))
-      await expectRefused(
-        ctx.bank,
-        a.customer,
-        changed,
-        emptyKey,
-        what,
-        ctx.note,
-        `${what} is another body, but it was replayed as the same body: a field left out is not a field sent empty. Fingerprint the body as it was parsed, without filling in defaults.`,
-      )
-    ctx.note(
-      `another recipient, another memo, another quantity in metadata, the invoice lines in another order, and ${retyped.map((r) => r.what).join(', ')} under the same key; an empty memo, then empty metadata, left out under another → refused each, nothing moved`,
-    )
+      await expectRefused(ctx.bank, a.customer, changed, emptyKey, what, ctx.note, say('absentReplayed', { what }))
+    ctx.note(say('coversNote', { retyped: retyped.map((r) => r.what).join(', ') }))
   },
 }
 
 /** Each retry text and what makes it differ from the first request's text. */
-const REWRITES: Array<[string, Partial<Style>]> = [
-  ['keys reordered at every level', { order: 'shuffled' }],
-  ['keys reordered inside nested objects only', { order: 'nested-shuffled' }],
-  ['whitespace added between tokens', { whitespace: true }],
-  ['numbers respelled (1 as 1.0 or 1e0, 4500 as 4.5e3…) in amount and metadata', { respellNumbers: true }],
-  ['characters escaped ("\\u00e9" for "é")', { escapeStrings: true }],
-  ['all of these at once', { order: 'shuffled', whitespace: true, respellNumbers: true, escapeStrings: true }],
+const REWRITES: Array<[Phrase, Partial<Style>]> = [
+  [say('reorderedAll'), { order: 'shuffled' }],
+  [say('reorderedNested'), { order: 'nested-shuffled' }],
+  [say('whitespace'), { whitespace: true }],
+  [say('numbersRespelled'), { respellNumbers: true }],
+  [say('escaped'), { escapeStrings: true }],
+  [say('allAtOnce'), { order: 'shuffled', whitespace: true, respellNumbers: true, escapeStrings: true }],
 ]
 
 const reserializedRetry: Check = {
@@ -221,23 +255,23 @@ const reserializedRetry: Check = {
     const body = richBody(ctx, a, b)
     const before = await ctx.bank.ledger()
     const original = serialize(body, PLAIN, ctx.rng)
-    expectStatus(await ctx.bank.transfer(a.customer, body, { key, raw: original }), 201, 'the first transfer with a new key executes')
+    expectStatus(await ctx.bank.transfer(a.customer, body, { key, raw: original }), 201, say('firstExecutes'))
     for (const [what, style] of ctx.rng.shuffle(REWRITES)) {
       const raw = serialize(body, { ...PLAIN, ...style }, ctx.rng)
       const reply = await ctx.bank.transfer(a.customer, body, { key, raw })
       if (reply.status === 422)
-        fail(`the same payload with ${what} was refused as a different request: the fingerprint must not see how the JSON was written`, {
+        fail(say('refusedAsDifferent', { what }), {
           exchange: reply.exchange,
-          expected: 'HTTP 2xx: a retry of the first request',
+          expected: say('retryOfFirst'),
           got: 'HTTP 422',
         })
       if (reply.status < 200 || reply.status >= 300)
-        fail(`the same payload with ${what} is a retry`, { exchange: reply.exchange, expected: 'HTTP 2xx', got: `HTTP ${reply.status}` })
+        fail(say('isRetry', { what }), { exchange: reply.exchange, expected: 'HTTP 2xx', got: `HTTP ${reply.status}` })
       const rows = newRows(before, await ctx.bank.ledger())
       if (rows.length !== 1)
-        fail(`the same payload with ${what} executed again`, { exchange: reply.exchange, expected: '1 ledger row', got: `${rows.length} ledger rows` })
+        fail(say('executedAgain', { what }), { exchange: reply.exchange, expected: say('oneRow'), got: say('rows', { rows: rows.length }) })
     }
-    ctx.note(`one transfer, then ${REWRITES.length} re-serialized retries of it under the same key → 1 ledger row, no 422`)
+    ctx.note(say('reserializedNote', { count: REWRITES.length }))
   },
 }
 
@@ -263,9 +297,9 @@ const canonicalizeRfc8785: Check = {
     })
     const wrong = cases.flatMap((c, i) => {
       const r = results[i]!
-      if (c.expected === null) return r.ok ? [{ c, got: `returned ${JSON.stringify(r.value)}` }] : []
-      if (!r.ok) return [{ c, got: `threw: ${r.error}` }]
-      return r.value === c.expected ? [] : [{ c, got: typeof r.value === 'string' ? visible(r.value) : `returned ${JSON.stringify(r.value)}` }]
+      if (c.expected === null) return r.ok ? [{ c, got: say('returned', { value: JSON.stringify(r.value) }) }] : []
+      if (!r.ok) return [{ c, got: say('threw', { error: String(r.error) }) }]
+      return r.value === c.expected ? [] : [{ c, got: typeof r.value === 'string' ? visible(r.value) : say('returned', { value: JSON.stringify(r.value) }) }]
     })
     // Partial credit by group: each group right earns its share of the points.
     const groups = GROUPS.map((group) => {
@@ -276,17 +310,16 @@ const canonicalizeRfc8785: Check = {
     ctx.award((canonicalizeRfc8785.points * groups.filter((g) => g.right === g.total).length) / groups.length)
     if (wrong.length) {
       const [{ c, got }] = wrong as [(typeof wrong)[0]]
-      fail(
-        `${wrong.length} of ${cases.length} inputs canonicalized wrongly (${perGroup}; points for each group entirely right). ` +
-          `Wrong: ${wrong
-            .map((w) => w.c.what)
-            .slice(0, 4)
-            .join('; ')}${wrong.length > 4 ? '; …' : ''}.\n` +
-          `First: ${c.what}\ninput:    ${c.input.replace(/\s*\n\s*/g, ' ')}`,
-        { expected: c.expected === null ? 'an error (not I-JSON)' : visible(c.expected), got },
-      )
+      const examples = `${wrong
+        .map((w) => w.c.what)
+        .slice(0, 4)
+        .join('; ')}${wrong.length > 4 ? '; …' : ''}`
+      fail(say('canonWrong', { wrong: wrong.length, total: cases.length, perGroup, examples, first: c.what, input: c.input.replace(/\s*\n\s*/g, ' ') }), {
+        expected: c.expected === null ? say('notIJson') : visible(c.expected),
+        got,
+      })
     }
-    ctx.note(`${cases.length} inputs (RFC 8785 examples, Appendix B numbers, lone surrogates, random values) canonicalized as the RFC says`)
+    ctx.note(say('canonNote', { count: cases.length }))
   },
 }
 

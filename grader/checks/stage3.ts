@@ -6,6 +6,7 @@
 // shut, so the first request sits between its claim and its commit for as
 // long as the check needs. The checks never sleep and hope; they poll the
 // core's `inflight` count to know where each request is.
+import { listOf, type Phrase, phrases } from '#harness/i18n/phrase.ts'
 import type { TransferBody } from '#harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check } from '../engine/check.ts'
 import { CheckFailure } from '#harness/failure.ts'
@@ -16,6 +17,68 @@ import { rowChecks } from './keyRowStates.ts'
 import { heldClaim, leaseBank, leaseChecks, NO_LEASE_AFTER_MS, notJudgedWithoutTakeover } from './leases.ts'
 import { elapsed, firstOutside, lastInside, momentOf, retriesAcross, span } from './timeline.ts'
 import { courseRule } from '../engine/courseRule.ts'
+
+// What these checks tell a learner, as templates the packs translate (i18n/<lang>.json, "messages": stage3.<key>).
+const say = phrases('stage3', {
+  duplicateReachedCore: 'a duplicate got past the key and reached the core while the first request was still running: it is executing a second time',
+  every409AtOnce: 'every duplicate answered 409 at once',
+  duplicateWaiting: 'a duplicate waiting in the core',
+  inFlight409: 'a duplicate sent while the first request is still in flight gets 409 Conflict',
+  noRetryAfter: 'a 409 came without Retry-After (see retry-after-remaining-lease)',
+  firstCompletes: 'the first request completes once the core lets it through',
+  toldDone: 'once the first request completed, a duplicate is told so (2xx), no longer 409',
+  inFlightNote: '{copies} duplicate(s) in flight → 409; after completion → {status}; 1 ledger row',
+  differentExecuting: 'a different payload under a key in flight got past the key and is executing',
+  expected422AtOnce: 'HTTP 422 at once',
+  requestWaiting: 'a request waiting in the core',
+  wins422: 'a different payload must get 422 even while the first request is in flight: 422 wins over 409 (the client must fix the request, not wait)',
+  different422: 'the same key with a different payload gets 422 Unprocessable Content',
+  answeredAfterKill: 'the request held in the core answered although its server was killed',
+  after409OrExecutes: 'after the crash a retry gets 409 (the claim is still leased) or executes',
+  farRetry: 'after the crash a retry {span} after the claim got HTTP {status}',
+  noLease:
+    "no lease: after the crash, retries {stillAt} after the claim (the end of its {leaseMs} ms lease) and {span} after it still got 409: far past its lease, the crashed request's claim still held its key, and no retry could take it over",
+  once201: 'HTTP 201 once the {leaseMs} ms lease has run out',
+  conflicts: 'HTTP 409, {count} times',
+  longLeaseNote:
+    'the crashed claim was still held at the end of its {leaseMs} ms lease ({stillAt}), and taken over {span} after it: the lease is longer than LAB_LEASE_MS (see lease-length)',
+  stillHeld:
+    "after the crash, retries up to {until} after the claim, past the end of its {leaseMs} ms lease, still got 409: the crashed request's claim still held its key, and no retry could take it over",
+  markedDoneEarly: 'after the crash the retry was answered {status}, but no money ever moved: the key was marked done before the transfer committed',
+  retryExecutes: 'the retry executes the transfer (HTTP 201, one ledger row)',
+  noRow: 'HTTP {status}, no ledger row',
+  oneMoreDone: 'one more retry after success is told it is done',
+  crashNote: 'killed with the transfer in the core; after restart: {conflicts}× 409, then {status} {after} after the claim; 1 ledger row',
+  faultRefused: 'PUT /admin/core {"crashAfterCommit": true} was refused: the server must offer this fault point (CONTRACT.md, Admin)',
+  faultNotArmed: 'PUT /admin/core {"crashAfterCommit": true} did not arm the fault point: the server must offer it (CONTRACT.md, Admin)',
+  armedInAnswer: '"crashAfterCommit": true in the answer',
+  answeredAnyway: 'the transfer was answered although crashAfterCommit was armed: the server does not kill itself after a commit (CONTRACT.md, Admin)',
+  neverCommitted: 'the first request with a fresh key was answered HTTP {status}: it never committed, so the fault point never fired',
+  connectionDrops: 'the connection drops: the process dies after the commit',
+  stillRuns: 'the connection dropped but the server process still runs: crashAfterCommit must kill it',
+  commitRows: 'the transfer killed after its commit left {rows} ledger rows: the bank commits before the fault point fires',
+  oneRow: '1 ledger row',
+  rowsShort: '{rows} rows',
+  when: '{after} after the first request (lease {leaseMs} ms)',
+  committedRetry: 'the retry {when} of a transfer that committed before its answer was lost',
+  stillInProgress:
+    "the retry {when} got 409: the money committed before the crash, but the key still says in progress. Complete the key in the money's transaction",
+  doneAnswer: 'a 2xx that says it is done (200 already processed, or the stored response replayed)',
+  toldItIsDone: 'the retry {when} of a transfer that committed is told it is done',
+  namesCommitted: 'a replayed answer names the transfer that committed before the crash',
+  statusAt: '{status} at {after}',
+  lostAnswerNote: 'killed after the commit, before the answer; after restart: {seen}; 1 ledger row',
+  conflictUntilTakeover: 'while the first request runs, a retry gets 409 until its lease expires, then takes the claim over',
+  takeoverExecutes: 'the retry that took over the expired claim executes the transfer',
+  slowCommitted:
+    'the slow original committed too: the money moved {rows} times. Completing must check the request still owns its claim, in the money transaction',
+  rolledBack: "the original's commit rolled back (e.g. 409)",
+  statusRows: 'HTTP {status}, {rows} ledger rows',
+  namesTheOne: 'a 201 to the slow original must name the one transfer that happened',
+  takeoverNote: 'lease {leaseMs} ms expired; the retry took over and executed; the original answered {status}; 1 ledger row',
+  core503: 'the core simulator was told to fail this call: the bank answers 503',
+  mustExecute: 'nothing moved at the 503, so the retry must execute the transfer',
+})
 
 const inFlightDuplicate: Check = {
   id: 'in-flight-duplicate-409',
@@ -35,23 +98,23 @@ const inFlightDuplicate: Check = {
       const spec = bank.postSpec(a.customer, '/transfers', body, { key })
       const seen = await answeredOrInCore(bank, bank.burst(Array.from({ length: copies }, () => spec)), 1)
       if ('reachedCore' in seen)
-        fail('a duplicate got past the key and reached the core while the first request was still running: it is executing a second time', {
-          expected: 'every duplicate answered 409 at once',
-          got: 'a duplicate waiting in the core',
+        fail(say('duplicateReachedCore'), {
+          expected: say('every409AtOnce'),
+          got: say('duplicateWaiting'),
         })
-      for (const reply of seen.answered) expectProblem(reply, 409, 'a duplicate sent while the first request is still in flight gets 409 Conflict')
+      for (const reply of seen.answered) expectProblem(reply, 409, say('inFlight409'))
       // Retry-After is a course rule with a check of its own; here it is only seen.
-      if (seen.answered.some((r) => r.headers['retry-after'] === undefined)) ctx.note('a 409 came without Retry-After (see retry-after-remaining-lease)')
+      if (seen.answered.some((r) => r.headers['retry-after'] === undefined)) ctx.note(say('noRetryAfter'))
       await bank.core({ hold: false })
       first = await firstReply
     } finally {
       await bank.core({ hold: false })
     }
-    expectStatus(first, 201, 'the first request completes once the core lets it through')
+    expectStatus(first, 201, say('firstCompletes'))
     const later = await bank.transfer(a.customer, body, { key })
-    expectStatus(later, [200, 201], 'once the first request completed, a duplicate is told so (2xx), no longer 409')
+    expectStatus(later, [200, 201], say('toldDone'))
     await expectExactlyOnce(bank, before, body, first)
-    ctx.note(`${copies} duplicate(s) in flight → 409; after completion → ${later.status}; 1 ledger row`)
+    ctx.note(say('inFlightNote', { copies, status: later.status }))
   },
 }
 
@@ -81,26 +144,20 @@ const inFlightDifferentPayload: Check = {
         1,
       )
       if ('reachedCore' in seen)
-        fail('a different payload under a key in flight got past the key and is executing', {
-          expected: 'HTTP 422 at once',
-          got: 'a request waiting in the core',
+        fail(say('differentExecuting'), {
+          expected: say('expected422AtOnce'),
+          got: say('requestWaiting'),
         })
       const [reply] = seen.answered
       if (reply!.status === 409)
-        fail(
-          courseRule(
-            'unprocessableOverConflict',
-            'a different payload must get 422 even while the first request is in flight: 422 wins over 409 (the client must fix the request, not wait)',
-          ),
-          { exchange: reply!.exchange, expected: 'HTTP 422', got: 'HTTP 409' },
-        )
-      expectChangedBodyRefused(reply!, 'the same key with a different payload gets 422 Unprocessable Content', ctx.note)
+        fail(courseRule('unprocessableOverConflict', say('wins422')), { exchange: reply!.exchange, expected: 'HTTP 422', got: 'HTTP 409' })
+      expectChangedBodyRefused(reply!, say('different422'), ctx.note)
       await bank.core({ hold: false })
       first = await firstReply
     } finally {
       await bank.core({ hold: false })
     }
-    expectStatus(first, 201, 'the first request completes once the core lets it through')
+    expectStatus(first, 201, say('firstCompletes'))
     await expectExactlyOnce(bank, before, body, first)
   },
 }
@@ -128,7 +185,7 @@ const crashMidTransfer: Check = {
         () => false,
       )
     )
-      fail('the request held in the core answered although its server was killed')
+      fail(say('answeredAfterKill'))
     // The same instance, started again on the same database file (its port may
     // change). Retries: inside the dead claim's lease they may get 409; by its end one executes.
     await bank.server.start()
@@ -140,7 +197,7 @@ const crashMidTransfer: Check = {
       reply = await bank.transfer(a.customer, body, { key })
       if (is2xx(reply)) break
       if (reply.status !== 409)
-        fail('after the crash a retry gets 409 (the claim is still leased) or executes', {
+        fail(say('after409OrExecutes'), {
           exchange: reply.exchange,
           expected: 'HTTP 409 or 201',
           got: `HTTP ${reply.status}`,
@@ -153,50 +210,38 @@ const crashMidTransfer: Check = {
       await ctx.clock.moveTo(claim.to + NO_LEASE_AFTER_MS)
       const far = await bank.transfer(a.customer, body, { key })
       if (!is2xx(far) && far.status !== 409)
-        fail(`after the crash a retry ${span(NO_LEASE_AFTER_MS)} after the claim got HTTP ${far.status}`, {
+        fail(say('farRetry', { span: span(NO_LEASE_AFTER_MS), status: far.status }), {
           exchange: far.exchange,
           expected: 'HTTP 201',
           got: `HTTP ${far.status}`,
         })
       if (far.status === 409)
-        fail(
-          courseRule(
-            'lease',
-            `no lease: after the crash, retries ${elapsed(claim, stillAt)} after the claim (the end of its ${leaseMs} ms lease) and ${span(NO_LEASE_AFTER_MS)} after it still got 409: far past its lease, the crashed request's claim still held its key, and no retry could take it over`,
-          ),
-          { exchange: far.exchange, expected: `HTTP 201 once the ${leaseMs} ms lease has run out`, got: `HTTP 409, ${conflicts + 1} times` },
-        )
-      ctx.note(
-        `the crashed claim was still held at the end of its ${leaseMs} ms lease (${elapsed(claim, stillAt)}), and taken over ${span(NO_LEASE_AFTER_MS)} after it: the lease is longer than LAB_LEASE_MS (see lease-length)`,
-      )
+        fail(courseRule('lease', say('noLease', { stillAt: elapsed(claim, stillAt), leaseMs, span: span(NO_LEASE_AFTER_MS) })), {
+          exchange: far.exchange,
+          expected: say('once201', { leaseMs }),
+          got: say('conflicts', { count: conflicts + 1 }),
+        })
+      ctx.note(say('longLeaseNote', { leaseMs, stillAt: elapsed(claim, stillAt), span: span(NO_LEASE_AFTER_MS) }))
       reply = far
     }
     if (!reply || !is2xx(reply))
-      fail(
-        courseRule(
-          'lease',
-          `after the crash, retries up to ${elapsed(claim, ctx.clock.now())} after the claim, past the end of its ${leaseMs} ms lease, still got 409: the crashed request's claim still held its key, and no retry could take it over`,
-        ),
-        {
-          exchange: reply?.exchange,
-          expected: `HTTP 201 once the ${leaseMs} ms lease has run out`,
-          got: `HTTP 409, ${conflicts} times`,
-        },
-      )
+      fail(courseRule('lease', say('stillHeld', { until: elapsed(claim, ctx.clock.now()), leaseMs })), {
+        exchange: reply?.exchange,
+        expected: say('once201', { leaseMs }),
+        got: say('conflicts', { count: conflicts }),
+      })
     const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
     if (rows.length === 0)
-      fail(`after the crash the retry was answered ${reply.status}, but no money ever moved: the key was marked done before the transfer committed`, {
+      fail(say('markedDoneEarly', { status: reply.status }), {
         exchange: reply.exchange,
-        expected: 'the retry executes the transfer (HTTP 201, one ledger row)',
-        got: `HTTP ${reply.status}, no ledger row`,
+        expected: say('retryExecutes'),
+        got: say('noRow', { status: reply.status }),
       })
     await expectExactlyOnce(bank, before, body, reply)
     const again = await bank.transfer(a.customer, body, { key })
-    expectStatus(again, [200, 201], 'one more retry after success is told it is done')
+    expectStatus(again, [200, 201], say('oneMoreDone'))
     await expectExactlyOnce(bank, before, body, reply)
-    ctx.note(
-      `killed with the transfer in the core; after restart: ${conflicts}× 409, then ${reply.status} ${elapsed(claim, ctx.clock.now())} after the claim; 1 ledger row`,
-    )
+    ctx.note(say('crashNote', { conflicts, status: reply.status, after: elapsed(claim, ctx.clock.now()) }))
   },
 }
 
@@ -219,15 +264,10 @@ const crashAfterCommit: Check = {
     // The fault point (CONTRACT.md, Admin): the next commit kills the process before it answers.
     const armed = await bank
       .core({ crashAfterCommit: true })
-      .catch((error: unknown) =>
-        fail(
-          'PUT /admin/core {"crashAfterCommit": true} was refused: the server must offer this fault point (CONTRACT.md, Admin)',
-          error instanceof CheckFailure ? error.details : {},
-        ),
-      )
+      .catch((error: unknown) => fail(say('faultRefused'), error instanceof CheckFailure ? error.details : {}))
     if (armed.crashAfterCommit !== true)
-      fail('PUT /admin/core {"crashAfterCommit": true} did not arm the fault point: the server must offer it (CONTRACT.md, Admin)', {
-        expected: '"crashAfterCommit": true in the answer',
+      fail(say('faultNotArmed'), {
+        expected: say('armedInAnswer'),
         got: JSON.stringify(armed),
       })
     const { at: sent, value: first } = await momentOf(ctx.clock, () =>
@@ -239,43 +279,37 @@ const crashAfterCommit: Check = {
     if (!(first instanceof Error)) {
       // It did not die: disarmed, so that no later request on this server does.
       await bank.core({ crashAfterCommit: false })
-      fail(
-        is2xx(first)
-          ? 'the transfer was answered although crashAfterCommit was armed: the server does not kill itself after a commit (CONTRACT.md, Admin)'
-          : `the first request with a fresh key was answered HTTP ${first.status}: it never committed, so the fault point never fired`,
-        { exchange: first.exchange, expected: 'the connection drops: the process dies after the commit', got: `HTTP ${first.status}` },
-      )
+      fail(is2xx(first) ? say('answeredAnyway') : say('neverCommitted', { status: first.status }), {
+        exchange: first.exchange,
+        expected: say('connectionDrops'),
+        got: `HTTP ${first.status}`,
+      })
     }
-    if (!(await bank.server.exitsWithin(10_000))) fail('the connection dropped but the server process still runs: crashAfterCommit must kill it')
+    if (!(await bank.server.exitsWithin(10_000))) fail(say('stillRuns'))
     // The same instance, started again on the same database (its port may change).
     await bank.server.start()
     const committed = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
     if (committed.length !== 1)
-      fail(`the transfer killed after its commit left ${committed.length} ledger rows: the bank commits before the fault point fires`, {
-        expected: '1 ledger row',
-        got: `${committed.length} rows`,
+      fail(say('commitRows', { rows: committed.length }), {
+        expected: say('oneRow'),
+        got: say('rowsShort', { rows: committed.length }),
       })
     const row = committed[0]!
     // The retries: at once, at the lease's last moment and at its end (on a
     // real clock, a margin inside and outside it). The lease must not matter:
     // the key is done, so no retry waits for it or takes it over.
-    const seen: string[] = []
+    const seen: Phrase[] = []
     for (const at of [sent.to, lastInside(ctx.clock, sent, leaseMs, LOST_ANSWER_MARGIN_MS), firstOutside(ctx.clock, sent, leaseMs, LOST_ANSWER_MARGIN_MS)]) {
       await ctx.clock.moveTo(at)
       const retry = await bank.transfer(a.customer, body, { key })
-      const when = `${elapsed(sent, ctx.clock.now())} after the first request (lease ${leaseMs} ms)`
-      await expectNotExecutedAgain(bank, before, 1, retry, `the retry ${when} of a transfer that committed before its answer was lost`)
-      if (retry.status === 409)
-        fail(
-          `the retry ${when} got 409: the money committed before the crash, but the key still says in progress. Complete the key in the money's transaction`,
-          { exchange: retry.exchange, expected: 'a 2xx that says it is done (200 already processed, or the stored response replayed)', got: 'HTTP 409' },
-        )
-      expectStatus(retry, [200, 201], `the retry ${when} of a transfer that committed is told it is done`)
-      if (retry.json?.id !== undefined)
-        expectEqual(retry.json.id, row.id, 'a replayed answer names the transfer that committed before the crash', retry.exchange)
-      seen.push(`${retry.status} at ${elapsed(sent, ctx.clock.now())}`)
+      const when = say('when', { after: elapsed(sent, ctx.clock.now()), leaseMs })
+      await expectNotExecutedAgain(bank, before, 1, retry, say('committedRetry', { when }))
+      if (retry.status === 409) fail(say('stillInProgress', { when }), { exchange: retry.exchange, expected: say('doneAnswer'), got: 'HTTP 409' })
+      expectStatus(retry, [200, 201], say('toldItIsDone', { when }))
+      if (retry.json?.id !== undefined) expectEqual(retry.json.id, row.id, say('namesCommitted'), retry.exchange)
+      seen.push(say('statusAt', { status: retry.status, after: elapsed(sent, ctx.clock.now()) }))
     }
-    ctx.note(`killed after the commit, before the answer; after restart: ${seen.join(', ')}; 1 ledger row`)
+    ctx.note(say('lostAnswerNote', { seen: listOf(seen) }))
   },
 }
 
@@ -308,7 +342,7 @@ const leaseExpired: Check = {
           retryReply = attempt
           break
         }
-        expectProblem(seen.answered[0]!, 409, 'while the first request runs, a retry gets 409 until its lease expires, then takes the claim over')
+        expectProblem(seen.answered[0]!, 409, say('conflictUntilTakeover'))
       }
       // No takeover, no superseded original to judge: whether the lease ends, and when, is another check's.
       if (!retryReply) return await notJudgedWithoutTakeover(ctx, bank, claim, leaseMs, ctx.clock.now(), send, [first])
@@ -318,20 +352,17 @@ const leaseExpired: Check = {
     } finally {
       await bank.core({ hold: false })
     }
-    expectStatus(retry, 201, 'the retry that took over the expired claim executes the transfer')
+    expectStatus(retry, 201, say('takeoverExecutes'))
     const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
     if (rows.length > 1)
-      fail(
-        `the slow original committed too: the money moved ${rows.length} times. Completing must check the request still owns its claim, in the money transaction`,
-        {
-          exchange: slow.exchange,
-          expected: "the original's commit rolled back (e.g. 409)",
-          got: `HTTP ${slow.status}, ${rows.length} ledger rows`,
-        },
-      )
+      fail(say('slowCommitted', { rows: rows.length }), {
+        exchange: slow.exchange,
+        expected: say('rolledBack'),
+        got: say('statusRows', { status: slow.status, rows: rows.length }),
+      })
     await expectExactlyOnce(bank, before, body, retry)
-    if (slow.status === 201) expectEqual(slow.json?.id, retry.json?.id, 'a 201 to the slow original must name the one transfer that happened', slow.exchange)
-    ctx.note(`lease ${leaseMs} ms expired; the retry took over and executed; the original answered ${slow.status}; 1 ledger row`)
+    if (slow.status === 201) expectEqual(slow.json?.id, retry.json?.id, say('namesTheOne'), slow.exchange)
+    ctx.note(say('takeoverNote', { leaseMs, status: slow.status }))
   },
 }
 
@@ -350,13 +381,13 @@ const coreFailure: Check = {
     await bank.core({ failNext: 1 })
     try {
       const failed = await bank.transfer(a.customer, body, { key })
-      expectProblem(failed, 503, 'the core simulator was told to fail this call: the bank answers 503')
+      expectProblem(failed, 503, say('core503'))
       retry = await bank.transfer(a.customer, body, { key })
     } finally {
       await bank.core({ failNext: 0 })
     }
     // Replaying the 503 is what draft-07 §2.6 allows and the course forbids.
-    const why = 'nothing moved at the 503, so the retry must execute the transfer'
+    const why = say('mustExecute')
     expectStatus(retry, 201, retry.status === 503 ? courseRule('failuresNotStored', why) : why)
     await expectExactlyOnce(bank, before, body, retry)
   },

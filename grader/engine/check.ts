@@ -6,7 +6,7 @@ import type { GradeClock } from '#harness/gradeClock.ts'
 import type { Stage } from '#harness/course.ts'
 import { CheckFailure, type FailureDetails } from '#harness/failure.ts'
 import type { Exchange, Reply } from '#harness/http.ts'
-import { type Line, phrases } from '#harness/i18n/phrase.ts'
+import { type Line, type Phrase, phrases } from '#harness/i18n/phrase.ts'
 import type { Rng } from '#harness/rng.ts'
 import type { CallResult, ExportRequest } from '../policing/callExport.ts'
 import type { Coverage } from './checkResult.ts'
@@ -107,6 +107,9 @@ export function skippedOnDatabase(check: Check, graded: Stage): boolean {
   return graded.database === 'postgres' && check.needs === 'sqlite-file'
 }
 
+const notJudgedPhrase = phrases('notJudged', { because: 'not judged: {why} (see {blockedBy})' })
+const notJudgedSaid = (why: Line, blockedBy: string) => notJudgedPhrase('because', { why, blockedBy })
+
 /**
  * A check that cannot judge its own property on this layer, because something
  * another check tests (its precondition) is missing: e.g. with no lease at all
@@ -121,7 +124,12 @@ export class NotJudged extends Error {
     /** The check whose property is missing, and which fails for it. */
     readonly blockedBy: string,
   ) {
-    super(`not judged: ${why} (see ${blockedBy})`)
+    super(String(notJudgedSaid(why, blockedBy)))
+  }
+
+  /** Its message, said in the reader's language when printed. */
+  get said(): Phrase {
+    return notJudgedSaid(this.why, this.blockedBy)
   }
 }
 

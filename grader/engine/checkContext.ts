@@ -31,7 +31,7 @@ export type CheckGround = {
     readonly source: Source
     stageDir(stage: Stage): string
     scanTarget(stage: Stage): ScanTarget
-    borrowed(stage: Stage): string[]
+    borrowed(stage: Stage): Line[]
   }
 }
 
@@ -46,7 +46,7 @@ export type CheckScope = {
   /** The instances the check was lent (besides its default one): given back when it ends. */
   lent: ServerProcess[]
   /** Notes on learner files this course's starter stood in for. */
-  borrowed: string[]
+  borrowed: Line[]
   awarded(): number
   coverage(): Coverage | undefined
   /** Time spent getting instances and starting servers since the check began: a check's time limit leaves it out. */
@@ -64,7 +64,7 @@ export function makeCheckContext(ground: CheckGround, check: Check, stage: Stage
   const notes: Line[] = []
   const trace: Exchange[] = []
   const lent: ServerProcess[] = []
-  const borrowed: string[] = []
+  const borrowed: Line[] = []
   let awarded = 0
   let coverage: Coverage | undefined
   const abort = new AbortController()

@@ -37,5 +37,30 @@ export type CheckResult = {
 
 export type Coverage = Array<{ transition: string; histories: number; unreachable?: string }>
 
+/**
+ * A result as a document holds it (grade()'s return, --json, the store, an
+ * autograder's file): every sentence as its English. The terminal prints the
+ * live CheckResult as each check ends, in the reader's language.
+ */
+export type CheckRecord = Omit<CheckResult, 'message' | 'hint' | 'notes' | 'failure'> & {
+  message: string
+  hint: string
+  notes: string[]
+  failure?: { exchange?: Exchange; expected?: string; got?: string; serverLog?: string }
+}
+
+/** `r` with its sentences in English. */
+export function inEnglish(r: CheckResult): CheckRecord {
+  const english = (line: Line | undefined) => (line === undefined ? undefined : String(line))
+  // Spread first, then replaced: the fields keep their order (a result document is compared as text).
+  return {
+    ...r,
+    message: String(r.message),
+    hint: String(r.hint),
+    notes: r.notes.map(String),
+    failure: r.failure && { ...r.failure, expected: english(r.failure.expected), got: english(r.failure.got) },
+  }
+}
+
 /** A check that failed on its own account: not passed, and not merely left unjudged by another's failure. */
 export const isFailure = (r: Pick<CheckResult, 'passed' | 'status'>) => !r.passed && r.status !== 'not-judged'

@@ -3,6 +3,7 @@
 // what the servers and the HTTP client already know, so every class can be
 // tested without starting a server.
 import { CheckFailure } from '#harness/failure.ts'
+import { type Line, phrases } from '#harness/i18n/phrase.ts'
 import { endFromText, gradingLimitVerdict } from '#harness/limits.ts'
 import type { Exchange } from '#harness/http.ts'
 import { ServerStartError, type ServerProcess } from '#harness/spawnServer.ts'
@@ -20,13 +21,20 @@ export type CheckTrace = { recorded: readonly Exchange[]; unanswered: Iterable<E
 
 export type ClassifiedFailure = {
   status: Exclude<CheckStatus, 'pass'>
-  message: string
+  message: Line
   failure: CheckResult['failure']
   /** With 'not-judged': the check that fails for the missing precondition. */
   blockedBy?: string
   /** The server stopped answering (watchdog.ts): nothing after this check can be judged. */
   hung?: true
 }
+
+const say = phrases('classifyFailure', {
+  serverDied: '{message} (the server {exit} during this check{limit})',
+  hung: 'your server stopped answering during this check: {what}',
+  extraAtLimit: 'an extra server instance did not start: {limit}\n{log}',
+  extraNotStarted: 'an extra server instance did not start: {error}',
+})
 
 /** `servers[0]` is the shared server; the rest are the extra instances the check started. */
 export function classifyFailure(error: unknown, servers: readonly ServerView[], trace: CheckTrace): ClassifiedFailure {
@@ -42,7 +50,7 @@ export function classifyFailure(error: unknown, servers: readonly ServerView[], 
   const showLog = deadServer || status !== 'fail' || log.includes('\n')
   return {
     status,
-    message: deadServer ? `${message} (the server ${deadServer.unexpectedExit} during this check${limitOf(deadServer)})` : message,
+    message: deadServer ? say('serverDied', { message, exit: deadServer.unexpectedExit ?? '', limit: limitOf(deadServer) }) : message,
     failure: showLog ? { ...failure, serverLog: log } : failure,
     ...(classified.hung ? { hung: true as const } : {}),
   }
@@ -62,19 +70,19 @@ function classifyError(error: unknown, trace: CheckTrace): ClassifiedFailure {
   if (error instanceof ServerHungError)
     return {
       status: 'fail',
-      message: `your server stopped answering during this check: ${error.what}`,
+      message: say('hung', { what: error.what }),
       failure: { exchange: [...trace.unanswered][0] ?? trace.recorded.at(-1) },
       hung: true,
     }
   if (error instanceof TimeoutError)
     return { status: 'timeout', message: error.message, failure: { exchange: [...trace.unanswered][0] ?? trace.recorded.at(-1) } }
-  if (error instanceof CheckFailure) return { status: 'fail', message: error.message, failure: { ...error.details } }
-  if (error instanceof NotJudged) return { status: 'not-judged', message: error.message, failure: undefined, blockedBy: error.blockedBy }
+  if (error instanceof CheckFailure) return { status: 'fail', message: error.said, failure: { ...error.details } }
+  if (error instanceof NotJudged) return { status: 'not-judged', message: error.said, failure: undefined, blockedBy: error.blockedBy }
   if (error instanceof ServerStartError) {
     // One that died of a limit (limits.ts) is the submission's doing, not a server the grader could not start.
     const limit = startLimitVerdict(error.message)
-    if (limit) return { status: 'fail', message: `an extra server instance did not start: ${limit}\n${afterLimit(error.message)}`, failure: undefined }
-    return { status: 'error', message: `an extra server instance did not start: ${error.message}`, failure: undefined }
+    if (limit) return { status: 'fail', message: say('extraAtLimit', { limit, log: afterLimit(error.message) }), failure: undefined }
+    return { status: 'error', message: say('extraNotStarted', { error: error.message }), failure: undefined }
   }
   // A request that failed outright (connection refused, reset, garbage).
   const e = error as Error & { exchange?: Exchange }

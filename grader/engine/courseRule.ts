@@ -5,6 +5,8 @@
 // so, in one wording, with the draft section that is silent (or looser) on
 // it. docs/ietf-conformance.md ("Beyond the draft") lists the same rules.
 
+import { type Line, type Phrase, phrases } from '#harness/i18n/phrase.ts'
+
 /** Each convention, and the section of draft-07 that it goes beyond. */
 export const COURSE_RULES = {
   /** 1–255 printable ASCII characters: §5 asks for a published format, not this one. */
@@ -38,8 +40,13 @@ export const COURSE_RULES = {
 
 export type CourseRule = keyof typeof COURSE_RULES
 
+const say = phrases('courseRule', {
+  label: 'course rule, beyond draft-07 §{section}',
+  labelled: '{message} ({label})',
+})
+
 /** The label a failure about a course convention carries. */
-export const courseRuleLabel = (rule: CourseRule) => `course rule, beyond draft-07 §${COURSE_RULES[rule]}`
+export const courseRuleLabel = (rule: CourseRule): Phrase => say('label', { section: COURSE_RULES[rule] })
 
 /** `message`, labelled as a course convention rather than a protocol requirement. */
-export const courseRule = (rule: CourseRule, message: string) => `${message} (${courseRuleLabel(rule)})`
+export const courseRule = (rule: CourseRule, message: Line): Phrase => say('labelled', { message, label: courseRuleLabel(rule) })

@@ -9,14 +9,14 @@
 // layers the stage folder receives solved (given/), so they are listed,
 // marked `regression`, and never add to the stage's score.
 import type { Isolation } from '#harness/isolation.ts'
-import type { CheckResult } from './checkResult.ts'
+import type { CheckRecord } from './checkResult.ts'
 import type { KeptServer } from './keep.ts'
 
 /** The contract's name and version: written into every result, required of every result read. */
 export const RESULT_SCHEMA = 'idem-lab/grade/v1'
 
 /** One check's result in a grade: marked when it belongs to an earlier stage. */
-export type GradedCheckResult = CheckResult & { regression: boolean }
+export type GradedCheckResult = CheckRecord & { regression: boolean }
 
 export type GradeResult = {
   schema: typeof RESULT_SCHEMA

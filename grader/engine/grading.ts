@@ -28,7 +28,7 @@ import { deniedSolutionRead, describeRefusals, findCopiedAnswers } from '../poli
 import { LearnerExports } from '../policing/learnerCode.ts'
 import { uncontrolledClocks } from '../policing/uncontrolledClocks.ts'
 import { skippedOnDatabase, type Check, type GradedCheck } from './check.ts'
-import { isFailure, type CheckResult } from './checkResult.ts'
+import { inEnglish, isFailure, type CheckResult } from './checkResult.ts'
 import { type GradeResult, isRegression, RESULT_SCHEMA, stageScore } from './gradeResult.ts'
 import { InstancePool } from './instancePool.ts'
 import { keepServer, type KeptServer } from './keep.ts'
@@ -130,7 +130,7 @@ export async function runGrading(options: GradeOptions, checks: GradedCheck[]): 
     serverStartMs: grading.serverStartMs,
     serverStarts: grading.pool.starts,
     rerun: rerunCommand(graded, options.seed, grading.workspace.source, options.server, options),
-    checks: results.map((r) => ({ ...r, regression: isRegression(r, graded) })),
+    checks: results.map((r) => ({ ...inEnglish(r), regression: isRegression(r, graded) })),
     ...(kept ? { kept } : {}),
   }
 }

@@ -2,6 +2,7 @@
 // health, and, where the layer reads a clock the grader cannot move, again on
 // the real clock. Returns its result; the grade (grading.ts) decides what
 // comes next.
+import { type Line, listOf, phrases } from '#harness/i18n/phrase.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { resetCore } from '#harness/adminRoutes.ts'
 import type { Exchange } from '#harness/http.ts'
@@ -29,6 +30,17 @@ export type CheckRunGround = CheckGround & {
   uncontrolledClocks(): string[]
 }
 
+const say = phrases('runCheck', {
+  realClockNotStarted: '{why}, but a server on the real clock did not start to run it again: {error}',
+  realClockVerdict: "{verdict} on the real clock ({first} on the grader's; {why}; the stage README says which clock to read)",
+  serverCodeNotRead: "a --server's code is not read, and it may read a clock of its own, which the grader cannot move: the real clock decides",
+  layerReadsClock: 'the layer reads {clocks}, which the grader cannot move, so the real clock decides',
+  withBorrowed: '{message} ({borrowed})',
+  passed: 'passed',
+  notJudged: 'not judged',
+  failed: 'failed',
+})
+
 /**
  * Runs the check on the grade's clock against `shared`. A timed check whose
  * layer reads a clock the grader cannot move is run again on the real clock,
@@ -49,12 +61,12 @@ export async function runCheck(ground: CheckRunGround, check: Check, stage: Stag
   try {
     own = await ground.pool.lend({ settings: {}, database: 'fresh', clock: ground.realClock })
   } catch (error) {
-    const notes = [...result.notes, `${why}, but a server on the real clock did not start to run it again: ${(error as Error).message.split('\n')[0]}`]
+    const notes = [...result.notes, say('realClockNotStarted', { why, error: (error as Error).message.split('\n')[0]! })]
     return { ...first, result: { ...result, notes } }
   }
   try {
     const again = await runOnce(ground, check, stage, own, ground.realClock, own.options.dbPath)
-    const verdict = `${verdictOf(again.result)} on the real clock (${verdictOf(result)} on the grader's; ${why}; the stage README says which clock to read)`
+    const verdict = say('realClockVerdict', { verdict: verdictOf(again.result), first: verdictOf(result), why })
     return {
       result: { ...again.result, durationMs: result.durationMs + again.result.durationMs, notes: [verdict, ...again.result.notes] },
       failedTrace: first.failedTrace ?? again.failedTrace,
@@ -71,13 +83,10 @@ export async function runCheck(ground: CheckRunGround, check: Check, stage: Stag
  * a --server's check failed or went unjudged, and its code, not read, may read
  * a clock of its own.
  */
-function whyTheRealClock(ground: CheckRunGround, status: CheckResult['status']): string | undefined {
-  if (ground.options.server)
-    return status === 'fail' || status === 'not-judged'
-      ? "a --server's code is not read, and it may read a clock of its own, which the grader cannot move: the real clock decides"
-      : undefined
+function whyTheRealClock(ground: CheckRunGround, status: CheckResult['status']): Line | undefined {
+  if (ground.options.server) return status === 'fail' || status === 'not-judged' ? say('serverCodeNotRead') : undefined
   const clocks = ground.uncontrolledClocks()
-  return clocks.length ? `the layer reads ${clocks.join(', ')}, which the grader cannot move, so the real clock decides` : undefined
+  return clocks.length ? say('layerReadsClock', { clocks: clocks.join(', ') }) : undefined
 }
 async function runOnce(ground: CheckRunGround, check: Check, stage: Stage, bank: ServerProcess, clock: GradeClock, defaultDb: string): Promise<CheckRun> {
   const t0 = performance.now()
@@ -104,10 +113,14 @@ async function runOnce(ground: CheckRunGround, check: Check, stage: Stage, bank:
     await ground.pool.giveBack(scope.lent)
   }
   const status = outcome?.status ?? 'pass'
-  const borrowed = [...new Set(scope.borrowed)]
+  const borrowed = [...new Map(scope.borrowed.map((line) => [String(line), line])).values()]
   // Which learner file a cross-stage check used, when it was not the learner's.
   scope.notes.push(...borrowed)
-  const message = (outcome?.message ?? '') + (outcome && borrowed.length > 0 ? ` (${borrowed.join('; ')})` : '')
+  const message = !outcome
+    ? ''
+    : borrowed.length > 0
+      ? say('withBorrowed', { message: outcome.message, borrowed: listOf(borrowed, 'semicolon') })
+      : outcome.message
   const result: CheckResult = {
     id: check.id,
     stage: stage.number,
@@ -148,4 +161,4 @@ async function silentServer(servers: ServerProcess[]): Promise<ServerHungError |
 }
 
 /** How a run of a check ended, in a word for a note. */
-const verdictOf = (r: CheckResult) => (r.passed ? 'passed' : r.status === 'not-judged' ? 'not judged' : 'failed')
+const verdictOf = (r: CheckResult) => say(r.passed ? 'passed' : r.status === 'not-judged' ? 'notJudged' : 'failed')

@@ -10,15 +10,25 @@
 // the page runs no script and fetches nothing.
 import type { HistoryRun, Step } from './runHistory.ts'
 import { ruleLabel } from './runHistory.ts'
+import { type Line as Sentence, phrases } from '#harness/i18n/phrase.ts'
 import { escapeHtml } from '../output/escapeHtml.ts'
+import { courseRuleLabel } from '../engine/courseRule.ts'
 import { kindOf, replayOf, timelineScriptName, type ShownFailure } from './timelineReplay.ts'
 
 export { timelineScript, timelineScriptName } from './timelineReplay.ts'
 
 export type { ShownFailure }
 
+// The account's own words; a step's line describes the request as sent (evidence), and the model's expectation is its own.
+const say = phrases('timeline', {
+  leftContract: 'step {step} left what the contract allows:',
+  leftContractRule: 'step {step} left what the contract allows ({label}):',
+  expected: '  expected: {expected}',
+  got: '  got:      {got}',
+})
+
 /** The history as report lines, the failing step marked, with expected against got. */
-export function timelineText(f: ShownFailure): string[] {
+export function timelineText(f: ShownFailure): Sentence[] {
   const { steps, mismatch } = f.run
   const width = String(steps.length).length
   const lines = steps.map((s) => {
@@ -27,13 +37,11 @@ export function timelineText(f: ShownFailure): string[] {
     const mark = mismatch?.step === s.index ? '✗' : ' '
     return `${mark} ${String(s.index).padStart(width)}  ${at}${s.what}${s.answer ? `  →  ${s.answer}` : ''}${effects ? `   (${effects})` : ''}`
   })
-  if (mismatch)
-    lines.push(
-      `step ${mismatch.step} left what the contract allows${ruleLabel(mismatch.rule)}:`,
-      `  expected: ${mismatch.expected}`,
-      `  got:      ${mismatch.got}`,
-    )
-  return lines
+  if (!mismatch) return lines
+  const left = mismatch.rule
+    ? say('leftContractRule', { step: mismatch.step, label: courseRuleLabel(mismatch.rule) })
+    : say('leftContract', { step: mismatch.step })
+  return [...lines, left, say('expected', { expected: mismatch.expected }), say('got', { got: mismatch.got })]
 }
 
 /** A line of the diagram: the items of one grid row of a step, each placed in the row it is given. */
@@ -165,7 +173,7 @@ ol.start li{margin:.3em 0}
 <div class="scroll"><div class="diagram" style="grid-template-columns:3.5em repeat(${lanes.length},minmax(0,1fr));grid-template-rows:auto repeat(${Math.max(1, rows - 1)},auto)">
 ${[...heads, ...lifelines, ...body].join('\n')}
 </div></div>
-<details><summary>The same history as text</summary><pre>${e(timelineText(f).join('\n'))}</pre></details>
+<details><summary>The same history as text</summary><pre>${e(timelineText(f).map(String).join('\n'))}</pre></details>
 <h2>Replay it</h2>
 <p>The grade's own run again: <code>${e(f.rerun)}</code></p>
 <p>Or step by step on a server of your own, with curl (the grade's servers are gone):</p>

@@ -23,8 +23,10 @@ export type Value = string | number | Phrase
 /** What a learner is told: a Phrase, or a plain string that is evidence (or not yet a template). */
 export type Line = string | Phrase
 
-/** The names of the {placeholders} in a template. */
-export type Placeholders<S extends string> = S extends `${string}{${infer Name}}${infer Rest}` ? Name | Placeholders<Rest> : never
+/** The names of the {placeholders} in a template: a word in braces (braces around anything else, a JSON object in the text, are text). */
+export type Placeholders<S extends string> = S extends `${string}{${infer Name}}${infer Rest}`
+  ? (Name extends `${string}${' ' | '"' | ':' | ',' | '{'}${string}` ? never : Name) | Placeholders<Rest>
+  : never
 /** The values a template takes: none, or one for each placeholder. */
 export type ValuesOf<S extends string> = [Placeholders<S>] extends [never] ? [] : [Record<Placeholders<S>, Value>]
 
@@ -90,6 +92,13 @@ export function phrases<const T extends Record<string, string>>(scope: string, t
   for (const [key, english] of Object.entries(table)) registerTemplate(`${scope}.${key}`, english)
   return <K extends keyof T & string>(key: K, ...[values]: ValuesOf<T[K]>): Phrase =>
     new Phrase(`${scope}.${key}`, table[key]!, values as Record<string, Value> | undefined)
+}
+
+const listed = phrases('list', { comma: '{list}, {item}', semicolon: '{list}; {item}', lines: '{list}\n{item}' })
+
+/** `items` as one list, joined with ", " (or "; ", or one a line) in English and as each language joins a list. */
+export function listOf(items: readonly Line[], separator: 'comma' | 'semicolon' | 'lines' = 'comma'): Line {
+  return items.reduce<Line>((list, item, i) => (i === 0 ? item : listed(separator, { list, item })), '')
 }
 
 /** Every template registered so far, by id (the checks' register when grader/checks/index.ts loads). */
