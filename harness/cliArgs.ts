@@ -5,7 +5,8 @@
 // no stack trace.
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import chalk from 'chalk'
-import { chooseLanguage, type Lang, LanguageError } from './i18n/language.ts'
+import { chooseLanguage, type Lang, LanguageError, languageOfTag } from './i18n/language.ts'
+import { t } from './i18n/messages.ts'
 
 type ParseArgsError = Error & { code: string }
 
@@ -14,16 +15,16 @@ export function isParseArgsError(error: unknown): error is ParseArgsError {
   return error instanceof Error && typeof (error as ParseArgsError).code === 'string' && (error as ParseArgsError).code.startsWith('ERR_PARSE_ARGS_')
 }
 
-/** The problem on one line, e.g. `unknown option --no-such-option`. */
-export function describeParseArgsError(error: ParseArgsError): string {
+/** The problem on one line, e.g. `unknown option --no-such-option`, in `lang`. */
+export function describeParseArgsError(error: ParseArgsError, lang: Lang = 'en'): string {
   // Node's messages quote the offending word first: 'Unknown option '--x'', 'Option '--dir <value>' argument missing'.
   const quoted = /'([^']*)'/.exec(error.message)?.[1]
   const option = quoted?.replace(/ <value>$/, '')
   if (option !== undefined) {
-    if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${option}`
-    if (error.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return `unexpected argument ${option}: this command takes none`
-    if (/ argument missing/.test(error.message)) return `${option} needs a value`
-    if (/ does not take an argument/.test(error.message)) return `${option} takes no value`
+    if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return t(lang, 'usage.unknownOption', { option })
+    if (error.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return t(lang, 'usage.unexpectedArgument', { argument: option })
+    if (/ argument missing/.test(error.message)) return t(lang, 'usage.needsValue', { option })
+    if (/ does not take an argument/.test(error.message)) return t(lang, 'usage.takesNoValue', { option })
   }
   return error.message.split('. ')[0]!
 }
@@ -37,9 +38,26 @@ export function parseArgsOrExit<T extends ParseArgsConfig>(usage: string, config
     return parseArgs(config)
   } catch (error) {
     if (!isParseArgsError(error)) throw error
-    console.error(chalk.red(describeParseArgsError(error)))
+    console.error(chalk.red(describeParseArgsError(error, languageOfCommandLine(config.args ?? process.argv.slice(2)))))
     console.error(usage)
     process.exit(2)
+  }
+}
+
+/**
+ * The language to tell a malformed command line in: its --lang when that
+ * names one the grader speaks (not remembered: the command did not run),
+ * else the locale's or the remembered one (chooseLanguage), else English.
+ */
+export function languageOfCommandLine(args: readonly string[] = process.argv.slice(2)): Lang {
+  const at = args.findIndex((a) => a === '--lang' || a.startsWith('--lang='))
+  const flag = at < 0 ? undefined : args[at]!.startsWith('--lang=') ? args[at]!.slice('--lang='.length) : args[at + 1]
+  const named = flag === undefined ? undefined : languageOfTag(flag)
+  if (named) return named
+  try {
+    return chooseLanguage(undefined)
+  } catch {
+    return 'en'
   }
 }
 

@@ -24,13 +24,21 @@ export type Course = { title: string; stages: Stage[] }
 
 export const course: Course = JSON.parse(readFileSync(resolve(repoRoot, 'course.json'), 'utf8'))
 
-export class UnknownStageError extends Error {}
+/** A stage name no stage answers to; `stages` lists the ones there are (a command says it in the learner's language). */
+export class UnknownStageError extends Error {
+  constructor(
+    readonly stageName: string,
+    readonly stages: string,
+  ) {
+    super(`unknown stage "${stageName}". Stages: ${stages}`)
+  }
+}
 
 /** Accepts `3`, `stage3`, `03`, `in-progress` or `03-in-progress`. */
 export function findStage(name: string): Stage {
   const n = /^(?:stage-?)?(\d+)$/i.exec(name.trim())
   const stage = n ? course.stages.find((s) => s.number === Number(n[1])) : course.stages.find((s) => s.slug === name || s.folder === name)
-  if (!stage) throw new UnknownStageError(`unknown stage "${name}". Stages: ${course.stages.map((s) => `${s.number} (${s.slug})`).join(', ')}`)
+  if (!stage) throw new UnknownStageError(name, course.stages.map((s) => `${s.number} (${s.slug})`).join(', '))
   return stage
 }
 

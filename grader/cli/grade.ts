@@ -2,12 +2,14 @@
 import { existsSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import chalk from 'chalk'
-import { languageOrExit, parseArgsOrExit } from '#harness/cliArgs.ts'
+import { languageOfCommandLine, languageOrExit, parseArgsOrExit } from '#harness/cliArgs.ts'
+import { say } from '#harness/i18n/phrase.ts'
 import { course, findStage, UnknownStageError } from '#harness/course.ts'
 import { gradeAll } from './gradeAll.ts'
 import { exitUnlessInterrupted, installSignalCleanup, interrupted } from '#harness/processes.ts'
 import { nextStep } from '../output/nextStep.ts'
 import { LOOP_OPTIONS, LOOP_USAGE, LoopOptionError, loopGradeOptions } from './options.ts'
+import { refusal, UsageError } from './usageErrors.ts'
 import { t } from '#harness/i18n/messages.ts'
 import {
   printCheck,
@@ -139,7 +141,7 @@ async function main(): Promise<number> {
     wanted = String(pick.stage.number)
   }
   // A roster may take a list of stages (3,4): a class between two stages, or a short run of the whole course.
-  if (wanted.includes(',') && !values.roster) throw new UsageError(`${wanted}: a list of stages is for --roster; grade one stage, or all`)
+  if (wanted.includes(',') && !values.roster) throw new UsageError(refusal('stageList', { wanted }))
   const listed = wanted.includes(',') ? wanted.split(',').map(findStage) : undefined
   const stage = wanted === 'all' || listed ? undefined : findStage(wanted)
   const lang = languageOrExit(values.lang)
@@ -148,39 +150,34 @@ async function main(): Promise<number> {
     values['roster-list'] === undefined && values['roster-index'] === undefined ? undefined : listedSubmission(values['roster-list'], values['roster-index'])
   if (fromList) {
     if (!stage || values.roster || values.dir || values.solution || values.server || values.format || values.repeat !== '1')
-      throw new UsageError(
-        '--roster-list grades one stage of one checkout: it needs a stage, and excludes all, --roster, --dir, --solution, --server, --format and --repeat',
-      )
+      throw new UsageError(refusal('rosterList'))
     console.log(chalk.dim(`${values['roster-list']}: index ${fromList.index} of ${fromList.count} (line ${fromList.line}), learner ${fromList.learner}`))
     values.dir = fromList.checkout
   }
-  if (values.solution && (values.dir || values.server)) throw new UsageError('--solution and --dir (or --server) exclude each other')
+  if (values.solution && (values.dir || values.server)) throw new UsageError(refusal('solutionOrDir'))
   // With --server, --dir is only the folder it runs in (a roster's checkout with a lab-server.sh).
   const server = values.server === undefined ? undefined : parseServerCommand(values.server, resolve(values.dir ?? process.cwd()))
-  if (values.dir && !server && !existsSync(resolve(values.dir, 'stages')))
-    throw new UsageError(`--dir ${values.dir}: no stages/ folder there; point it at a checkout of the course`)
+  if (values.dir && !server && !existsSync(resolve(values.dir, 'stages'))) throw new UsageError(refusal('noStagesFolder', { dir: values.dir }))
   const source: Source = values.solution ? { kind: 'solution' } : values.dir && !server ? { kind: 'dir', path: resolve(values.dir) } : { kind: 'starter' }
   const repeat = Number(values.repeat)
-  if (!Number.isInteger(repeat) || repeat < 1) throw new UsageError('--repeat takes a whole number ≥ 1')
+  if (!Number.isInteger(repeat) || repeat < 1) throw new UsageError(refusal('repeatWhole'))
   const firstSeed = values.seed !== undefined ? Number(values.seed) : newSeed()
-  if (!Number.isSafeInteger(firstSeed)) throw new UsageError('--seed takes a whole number')
+  if (!Number.isSafeInteger(firstSeed)) throw new UsageError(refusal('seedWhole'))
   const loop = loopGradeOptions(stage, values, values.json)
   const format = values.format === undefined ? undefined : parseResultFormat(values.format)
   // A platform's document is one grade of one stage, written where --json says.
-  if (format && (!stage || values.roster || repeat !== 1 || values.json === undefined))
-    throw new UsageError(`--format ${format} writes one grade of one stage to --json FILE: it needs --json, and excludes all, --roster and --repeat`)
+  if (format && (!stage || values.roster || repeat !== 1 || values.json === undefined)) throw new UsageError(refusal('formatNeedsJson', { format }))
   const histories = values.histories === undefined ? undefined : Number(values.histories)
-  if (histories !== undefined && !(Number.isInteger(histories) && histories >= 1)) throw new UsageError('--histories takes a whole number ≥ 1')
-  if (loop.keep && repeat !== 1) throw new UsageError('--keep keeps one server: it excludes --repeat')
+  if (histories !== undefined && !(Number.isInteger(histories) && histories >= 1)) throw new UsageError(refusal('historiesWhole'))
+  if (loop.keep && repeat !== 1) throw new UsageError(refusal('keepOneServer'))
   // Its PostgreSQL (embedded, or a database made on LAB_DATABASE_URL's server) ends with the grade.
-  if (loop.keep && stage?.database === 'postgres') throw new UsageError(`--keep keeps a SQLite file: stage ${stage.number}'s database ends with the grade`)
+  if (loop.keep && stage?.database === 'postgres') throw new UsageError(refusal('keepSqlite', { stage: stage.number }))
   if (values.roster) {
-    if (values.solution || values.dir || server || repeat !== 1 || loop.partial || loop.keep)
-      throw new UsageError('--roster excludes --solution, --dir, --server, --repeat, --only, --no-regression and --keep')
+    if (values.solution || values.dir || server || repeat !== 1 || loop.partial || loop.keep) throw new UsageError(refusal('rosterExcludes'))
     const timeLimit = Number(values['time-limit'])
     const jobs = values.jobs === undefined ? undefined : Number(values.jobs)
-    if (!(timeLimit > 0)) throw new UsageError('--time-limit takes a number of seconds')
-    if (jobs !== undefined && !(Number.isInteger(jobs) && jobs >= 1)) throw new UsageError('--jobs takes a whole number ≥ 1')
+    if (!(timeLimit > 0)) throw new UsageError(refusal('timeLimitSeconds'))
+    if (jobs !== undefined && !(Number.isInteger(jobs) && jobs >= 1)) throw new UsageError(refusal('jobsWhole'))
     const sandbox = sandboxPolicy({ roster: true, noSandbox: values['no-sandbox'] })
     return gradeRoster({
       stages: listed ? course.stages.filter((s) => listed.includes(s)) : stage ? [stage] : course.stages,
@@ -208,7 +205,7 @@ async function main(): Promise<number> {
   // What is graded, when it is not the course's own stages/ (the learner's own code) or solutions/ (ours).
   const someoneElses = server ? `--server ${server.line}` : source.kind === 'dir' ? source.path : undefined
   if (!stage) {
-    if (repeat !== 1 || loop.partial || loop.keep || server) throw new UsageError('all excludes --repeat, --only, --no-regression, --keep and --server')
+    if (repeat !== 1 || loop.partial || loop.keep || server) throw new UsageError(refusal('allExcludes'))
     if (someoneElses) printUnconfined(isolation, someoneElses, lang)
     return gradeAll({ source, seed: firstSeed, verbose: values.verbose, json: values.json, sandbox, sandboxTmp, lang })
   }
@@ -246,7 +243,7 @@ async function main(): Promise<number> {
       console.log(`${mark} ${t(lang, 'repeat.run', { run: run + 1, runs: repeat, seed, score: result.score, maxScore: result.maxScore, seconds })}`)
     } else {
       printSummary(result, lang)
-      if (result.kept) printKept(result.kept)
+      if (result.kept) printKept(result.kept, lang)
       console.log(chalk.bold(nextStep(result, loop, source, lang)))
     }
   }
@@ -278,8 +275,6 @@ async function main(): Promise<number> {
   return results.every((r) => r.passed) ? 0 : 1
 }
 
-class UsageError extends Error {}
-
 // Interrupted, main() ends however the cut grade ends: the signal handler
 // (processes.ts) has said `interrupted` and exits with 130 or 143 once every
 // child is stopped, with nothing more printed.
@@ -301,7 +296,14 @@ main().then(
       error instanceof ServerCommandError ||
       error instanceof ResultFormatError
     ) {
-      console.error(chalk.red(error.message))
+      // The learner's mistakes are said in their language; an instructor's setup problems (a roster, a sandbox) in English.
+      const said =
+        error instanceof UsageError
+          ? error.said
+          : error instanceof UnknownStageError
+            ? refusal('unknownStage', { name: error.stageName, stages: error.stages })
+            : error.message
+      console.error(chalk.red(say(languageOfCommandLine(), said)))
       console.error(USAGE)
     } else console.error(chalk.red('the grader itself failed:'), error)
     process.exit(2)

@@ -2,6 +2,7 @@
 // --keep. Kept apart from grade.ts so the grade command's own options stay short.
 import type { GradeOptions } from '../grade.ts'
 import { course, type Stage } from '#harness/course.ts'
+import { refusal, UsageError } from './usageErrors.ts'
 
 export const LOOP_OPTIONS = {
   only: { type: 'string', multiple: true },
@@ -19,7 +20,7 @@ export const LOOP_USAGE = `  --only ID        run only this check (repeatable: -
 
 type LoopValues = { only?: string[]; 'no-regression'?: boolean; keep?: boolean; 'start-timeout'?: string }
 
-export class LoopOptionError extends Error {}
+export class LoopOptionError extends UsageError {}
 
 /** The GradeOptions these flags mean for `stage`; throws LoopOptionError on a bad value. */
 export function loopGradeOptions(
@@ -32,14 +33,18 @@ export function loopGradeOptions(
   const known = course.stages.filter((s) => !stage || s.number <= stage.number).flatMap((s) => s.checks)
   const unknown = (values.only ?? []).filter((id) => !known.includes(id))
   if (unknown.length)
-    throw new LoopOptionError(`--only ${unknown.join(', ')}: no such check${stage ? ` up to stage ${stage.number}` : ''}. Checks: ${known.join(', ')}`)
+    throw new LoopOptionError(
+      stage
+        ? refusal('noSuchCheckUpTo', { ids: unknown.join(', '), stage: stage.number, known: known.join(', ') })
+        : refusal('noSuchCheck', { ids: unknown.join(', '), known: known.join(', ') }),
+    )
   const partial = !!values.only?.length || !!values['no-regression']
   // A score means the full grade: a narrowed run must not be filed as one.
-  if (partial && json) throw new LoopOptionError('--json records full grades only: drop --only / --no-regression')
+  if (partial && json) throw new LoopOptionError(refusal('jsonFullOnly'))
   let startTimeoutMs: number | undefined
   if (values['start-timeout'] !== undefined) {
     const seconds = Number(values['start-timeout'])
-    if (!(seconds > 0)) throw new LoopOptionError('--start-timeout takes a number of seconds')
+    if (!(seconds > 0)) throw new LoopOptionError(refusal('startTimeoutSeconds'))
     startTimeoutMs = seconds * 1000
   }
   return {

@@ -188,13 +188,14 @@ const tallyOf = (checks: GradeResult['checks']) => ({
   ran: checks.filter((c) => c.status !== 'skipped').length,
 })
 
-export function printKept(k: KeptServer) {
-  console.log(chalk.bold('\nkept: the server of the first failure is still running, with the state that failed'))
-  console.log(`  url:          ${k.url}`)
-  console.log(`  admin token:  ${k.adminToken}`)
-  for (const c of k.clients) console.log(`  client ${c.name || c.id}: api key ${c.apiKey}, accounts ${c.accounts.join(', ') || '(none)'}`)
-  console.log(`  database:     ${k.dbPath}`)
-  console.log(`  server log:   ${k.log}`)
-  console.log(`  ledger:       curl -s ${k.url}/admin/ledger -H 'Authorization: Bearer ${k.adminToken}'`)
-  console.log(`  stop it:      ${k.stop}`)
+export function printKept(k: KeptServer, lang: Lang = 'en') {
+  console.log(chalk.bold(`\n${t(lang, 'kept.heading')}`))
+  console.log(t(lang, 'kept.url', { url: k.url }))
+  console.log(t(lang, 'kept.adminToken', { token: k.adminToken }))
+  for (const c of k.clients)
+    console.log(t(lang, 'kept.client', { name: c.name || c.id, apiKey: c.apiKey, accounts: c.accounts.join(', ') || t(lang, 'kept.noAccounts') }))
+  console.log(t(lang, 'kept.database', { path: k.dbPath }))
+  console.log(t(lang, 'kept.log', { path: k.log }))
+  console.log(t(lang, 'kept.ledger', { command: `curl -s ${k.url}/admin/ledger -H 'Authorization: Bearer ${k.adminToken}'` }))
+  console.log(t(lang, 'kept.stop', { command: k.stop }))
 }

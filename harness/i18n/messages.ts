@@ -68,6 +68,21 @@ export const MESSAGES = {
   'progress.regression': 'regression failing: {ids}',
   'progress.next': 'next: stage {number} ({title}) — {command}',
   'progress.capstone': 'next: the capstone — npm run replay -- all (every stage passes)',
+  // --keep: the server of the first failure, left running (grader/output/report.ts).
+  'kept.heading': 'kept: the server of the first failure is still running, with the state that failed',
+  'kept.url': '  url:          {url}',
+  'kept.adminToken': '  admin token:  {token}',
+  'kept.client': '  client {name}: api key {apiKey}, accounts {accounts}',
+  'kept.noAccounts': '(none)',
+  'kept.database': '  database:     {path}',
+  'kept.log': '  server log:   {path}',
+  'kept.ledger': '  ledger:       {command}',
+  'kept.stop': '  stop it:      {command}',
+  // A command line the grader cannot read (harness/cliArgs.ts): one line, then the usage.
+  'usage.unknownOption': 'unknown option {option}',
+  'usage.unexpectedArgument': 'unexpected argument {argument}: this command takes none',
+  'usage.needsValue': '{option} needs a value',
+  'usage.takesNoValue': '{option} takes no value',
   // npm run watch.
   'watch.stopped': 'stopped at the first failure: {count} check(s) not run (--all runs them all)',
   'watch.watching': 'watching {folder}: save a file to grade again, Ctrl-C to stop',
