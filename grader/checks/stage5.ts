@@ -5,6 +5,7 @@
 // intents on one route: another client that picks the same string (by chance,
 // or by reading it off a shared log) must see nothing of ours, neither our
 // stored response nor a 409 or 422 that only our request could cause.
+import { listOf } from '#harness/i18n/phrase.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { BankClient, Ledger, TransferBody } from '#harness/bankClient.ts'
 import { expectEqual, expectStatus, fail, type Check, type CheckContext } from '../engine/check.ts'
@@ -77,7 +78,7 @@ function expectOwnTransfer(ctx: CheckContext, reply: Reply, body: TransferBody, 
 async function expectOwnRetry(ctx: CheckContext, bank: BankClient, before: Ledger, rows: number, own: Reply, retry: Reply, what: string) {
   await expectNotExecutedAgain(bank, before, rows, retry, what)
   if (retry.status !== own.status || retry.text !== own.text) ctx.note(`${what} is not the stored response byte for byte (see replay-exact)`)
-  else if (replayDeviations(own, retry).length) ctx.note(`${what}: ${replayDeviations(own, retry).join(', ')} (see replay-exact, replay-marked)`)
+  else if (replayDeviations(own, retry).length) ctx.note(`${what}: ${listOf(replayDeviations(own, retry))} (see replay-exact, replay-marked)`)
 }
 
 const scopePerClient: Check = {
