@@ -10,7 +10,14 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { BankClient } from '#harness/bankClient.ts'
 import { fail } from '../engine/check.ts'
+import { phrases } from '#harness/i18n/phrase.ts'
 import type { Reply, RequestSpec } from '#harness/http.ts'
+
+// What this module tells a learner, as templates the packs translate (i18n/<lang>.json, "messages": heldBurst.<key>).
+const say = phrases('heldBurst', {
+  stuck:
+    '{total} simultaneous requests, core held: after {timeoutMs} ms only {answered} were answered and {reachedCore} reached the core; the other {stuck} are stuck in the layer. A duplicate must be answered at once, not wait for the first request.',
+})
 
 export type BurstGroup = { bank: BankClient; specs: RequestSpec[] }
 export type HeldBurst = { replies: Reply[]; reachedCore: number }
@@ -29,11 +36,7 @@ export async function heldBurst(groups: BurstGroup[], timeoutMs = 10_000): Promi
       const states = await Promise.all(groups.map((g) => g.bank.core({})))
       reachedCore = states.reduce((n, s) => n + s.inflight, 0)
       if (answered + reachedCore >= total) break
-      if (Date.now() > deadline)
-        fail(
-          `${total} simultaneous requests, core held: after ${timeoutMs} ms only ${answered} were answered and ${reachedCore} reached the core; ` +
-            `the other ${total - answered - reachedCore} are stuck in the layer. A duplicate must be answered at once, not wait for the first request.`,
-        )
+      if (Date.now() > deadline) fail(say('stuck', { total, timeoutMs, answered, reachedCore, stuck: total - answered - reachedCore }))
       await sleep(20)
     }
     await release()

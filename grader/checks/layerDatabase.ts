@@ -21,6 +21,12 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import type { BankClient } from '#harness/bankClient.ts'
 import { fail } from '../engine/check.ts'
+import { phrases } from '#harness/i18n/phrase.ts'
+
+// What this module tells a learner, as templates the packs translate (i18n/<lang>.json, "messages": layerDatabase.<key>).
+const say = phrases('layerDatabase', {
+  noDatabaseUrl: 'stage 6 runs on PostgreSQL, but the bank was started without LAB_DATABASE_URL',
+})
 
 /** The bank's own tables (bank/db.ts, bank/pg/db.ts); every other table belongs to the layer. */
 export const BANK_TABLES: ReadonlySet<string> = new Set(['clients', 'accounts', 'ledger'])
@@ -92,7 +98,7 @@ export function keyRowState(dbPath: string, key: string): LayerRow | undefined {
 /** A connection to the database of `bank`, which stage 6's instances share: the caller ends it. */
 export async function connectToDatabase(bank: BankClient): Promise<pg.Client> {
   const url = bank.server.options.env?.LAB_DATABASE_URL
-  if (!url) fail('stage 6 runs on PostgreSQL, but the bank was started without LAB_DATABASE_URL')
+  if (!url) fail(say('noDatabaseUrl'))
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   return client

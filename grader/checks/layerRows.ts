@@ -3,7 +3,11 @@
 // tables, the rows holding a key and the connection to either store are
 // layerDatabase.ts's.
 import type { BankClient } from '#harness/bankClient.ts'
+import { type Line, phrases } from '#harness/i18n/phrase.ts'
 import { withLayerStore } from './layerDatabase.ts'
+
+// What this module tells a learner, as a template the packs translate (i18n/<lang>.json, "messages": layerRows.<key>).
+const say = phrases('layerRows', { noTables: 'no tables' })
 
 /**
  * Rows per table of the layer; with `mentioning`, only the rows holding that
@@ -19,7 +23,7 @@ export async function layerRows(bank: BankClient, mentioning?: string): Promise<
 
 export const totalRows = (rows: Record<string, number>) => Object.values(rows).reduce((s, n) => s + n, 0)
 
-export const describeRows = (rows: Record<string, number>) =>
+export const describeRows = (rows: Record<string, number>): Line =>
   Object.entries(rows)
     .map(([t, n]) => `${t}: ${n}`)
-    .join(', ') || 'no tables'
+    .join(', ') || say('noTables')

@@ -7,6 +7,38 @@
 import jcs from 'canonicalize'
 import type { Rng } from '#harness/rng.ts'
 import { respell } from './jsonVariants.ts'
+import { type Line, phrases } from '#harness/i18n/phrase.ts'
+
+// What this module tells a learner, as templates the packs translate (i18n/<lang>.json, "messages": rfc8785.<key>).
+const say = phrases('rfc8785', {
+  keyOrder: 'key order',
+  strings: 'strings',
+  numbers: 'numbers',
+  rejectedInput: 'rejected input',
+  wholeDocuments: 'whole documents',
+  rfcExample: 'RFC 8785 §3.2.2 example',
+  rfcSorting: 'RFC 8785 §3.2.3 sorting example',
+  minusZero: 'minus zero',
+  minusZeroInStructures: 'minus zero in structures',
+  numberForms: 'number forms',
+  integerLikeKeys: 'integer-like keys sort as strings',
+  nestedObjects: 'nested objects sort too, inside arrays as well',
+  upperBeforeLower: 'upper case before lower case',
+  controlCharacters: 'control characters, quote and backslash are escaped; / and U+007F are not',
+  asThemselves: 'U+2028, U+2029 and non-BMP characters are written as themselves',
+  whitespace: 'whitespace around everything',
+  emptyStructures: 'empty structures and strings',
+  bareLiteral: 'a bare literal',
+  bareString: 'a bare string',
+  loneHigh: 'a lone high surrogate',
+  loneLow: 'a lone low surrogate',
+  wrongOrder: 'a surrogate pair in the wrong order',
+  loneInKey: 'a lone surrogate in a key',
+  loneDeep: 'a lone surrogate deep inside',
+  mustThrow: '{what} (must throw)',
+  appendixB: 'RFC 8785 Appendix B, the double {hex}',
+  randomValue: 'random value {n}',
+})
 
 /**
  * What a case is about, for partial credit: a canonicalize() that sorts keys
@@ -17,9 +49,17 @@ import { respell } from './jsonVariants.ts'
 export const GROUPS = ['key order', 'strings', 'numbers', 'rejected input', 'whole documents'] as const
 export type Group = (typeof GROUPS)[number]
 
+/** A group's name as the report says it. */
+export const groupName = (group: Group): Line =>
+  say(
+    ({ 'key order': 'keyOrder', strings: 'strings', numbers: 'numbers', 'rejected input': 'rejectedInput', 'whole documents': 'wholeDocuments' } as const)[
+      group
+    ],
+  )
+
 export type Case = {
   group: Group
-  what: string
+  what: Line
   /** JSON text, parsed in the child process (so -0 and lone surrogates survive). */
   input: string
   /** The canonical text, or null when canonicalize must throw. */
@@ -29,7 +69,7 @@ export type Case = {
 /** RFC 8785 §3.2.2 (input) and §3.2.4 (its canonical form). */
 const RFC_EXAMPLE: Case = {
   group: 'whole documents',
-  what: 'RFC 8785 §3.2.2 example',
+  what: say('rfcExample'),
   input: `{
     "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
     "string": "\\u20ac$\\u000F\\u000aA'\\u0042\\u0022\\u005c\\\\\\"\\/",
@@ -41,7 +81,7 @@ const RFC_EXAMPLE: Case = {
 /** RFC 8785 §3.2.3: keys sort by UTF-16 code units (so 😀, D83D DE00, sorts before U+FB33). */
 const RFC_SORTING: Case = {
   group: 'key order',
-  what: 'RFC 8785 §3.2.3 sorting example',
+  what: say('rfcSorting'),
   input: `{
     "\\u20ac": "Euro Sign",
     "\\r": "Carriage Return",
@@ -87,32 +127,30 @@ export const APPENDIX_B: Array<[string, string]> = [
 export const double = (hex: string) => Buffer.from(hex, 'hex').readDoubleBE(0)
 
 /** Must throw: not I-JSON. */
-const LONE_SURROGATES: Case[] = [
-  ['a lone high surrogate', '"\\ud800"'],
-  ['a lone low surrogate', '"abc\\udfff"'],
-  ['a surrogate pair in the wrong order', '"\\ude00\\ud83d"'],
-  ['a lone surrogate in a key', '{"k\\udc00": 1}'],
-  ['a lone surrogate deep inside', '["ok", {"deep": ["x\\ud83d"]}]'],
-].map(([what, input]) => ({ group: 'rejected input', what: `${what} (must throw)`, input: input!, expected: null }))
+const LONE_SURROGATES: Case[] = (
+  [
+    [say('loneHigh'), '"\\ud800"'],
+    [say('loneLow'), '"abc\\udfff"'],
+    [say('wrongOrder'), '"\\ude00\\ud83d"'],
+    [say('loneInKey'), '{"k\\udc00": 1}'],
+    [say('loneDeep'), '["ok", {"deep": ["x\\ud83d"]}]'],
+  ] as const
+).map(([what, input]) => ({ group: 'rejected input', what: say('mustThrow', { what }), input, expected: null }))
 
 /** Edge cases whose expected form the oracle computes. */
-const EDGES: Array<[Group, string, string]> = [
-  ['numbers', 'minus zero', '-0'],
-  ['numbers', 'minus zero in structures', '{"a": -0.0, "b": [-0, 0e5, -0e-3]}'],
-  ['numbers', 'number forms', '[1e21, 1E+20, 1e-7, 0.000001, 1e-6, 100e-2, 4.50, 123456789012345680000, 0.1, 1.5e300, -1.25e-5]'],
-  ['key order', 'integer-like keys sort as strings', '{"10": 1, "9": 2, "1": 3, "b": 4, "a": 5, "": 6}'],
-  ['key order', 'nested objects sort too, inside arrays as well', '{"z": {"b": 1, "a": {"d": 2, "c": 3}}, "a": [{"y": 1, "x": [{"q": 0, "p": 1}]}]}'],
-  ['key order', 'upper case before lower case', '{"b": 1, "B": 2, "a": 3, "A": 4, "_": 5}'],
-  [
-    'strings',
-    'control characters, quote and backslash are escaped; / and U+007F are not',
-    '"\\u0000\\u0008\\t\\n\\u000b\\f\\r\\u001f\\u007f \\"\\\\ \\/ \\u0080"',
-  ],
-  ['strings', 'U+2028, U+2029 and non-BMP characters are written as themselves', '"\\u2028\\u2029 \\ud83d\\ude00 \\uD834\\uDD1E é"'],
-  ['whole documents', 'whitespace around everything', '  {\n "b" : [ 1 , 2 ] ,\t"a" : true\r\n }  '],
-  ['whole documents', 'empty structures and strings', '{"": "", "o": {}, "l": [], "n": null}'],
-  ['whole documents', 'a bare literal', 'true'],
-  ['strings', 'a bare string', '"\\u00e9t\\u00e9"'],
+const EDGES: Array<[Group, Line, string]> = [
+  ['numbers', say('minusZero'), '-0'],
+  ['numbers', say('minusZeroInStructures'), '{"a": -0.0, "b": [-0, 0e5, -0e-3]}'],
+  ['numbers', say('numberForms'), '[1e21, 1E+20, 1e-7, 0.000001, 1e-6, 100e-2, 4.50, 123456789012345680000, 0.1, 1.5e300, -1.25e-5]'],
+  ['key order', say('integerLikeKeys'), '{"10": 1, "9": 2, "1": 3, "b": 4, "a": 5, "": 6}'],
+  ['key order', say('nestedObjects'), '{"z": {"b": 1, "a": {"d": 2, "c": 3}}, "a": [{"y": 1, "x": [{"q": 0, "p": 1}]}]}'],
+  ['key order', say('upperBeforeLower'), '{"b": 1, "B": 2, "a": 3, "A": 4, "_": 5}'],
+  ['strings', say('controlCharacters'), '"\\u0000\\u0008\\t\\n\\u000b\\f\\r\\u001f\\u007f \\"\\\\ \\/ \\u0080"'],
+  ['strings', say('asThemselves'), '"\\u2028\\u2029 \\ud83d\\ude00 \\uD834\\uDD1E é"'],
+  ['whole documents', say('whitespace'), '  {\n "b" : [ 1 , 2 ] ,\t"a" : true\r\n }  '],
+  ['whole documents', say('emptyStructures'), '{"": "", "o": {}, "l": [], "n": null}'],
+  ['whole documents', say('bareLiteral'), 'true'],
+  ['strings', say('bareString'), '"\\u00e9t\\u00e9"'],
 ]
 
 /** Random values: keys from a troublesome pool, numbers of every magnitude, mixed strings. */
@@ -132,15 +170,15 @@ function randomValue(rng: Rng, depth: number): string {
   return `{${keys.map((k) => `"${k}": ${randomValue(rng, depth + 1)}`).join(', ')}}`
 }
 
-const byOracle = (group: Group, what: string, input: string): Case => ({ group, what, input, expected: jcs(JSON.parse(input)) ?? null })
+const byOracle = (group: Group, what: Line, input: string): Case => ({ group, what, input, expected: jcs(JSON.parse(input)) ?? null })
 
 export function canonicalizeCases(rng: Rng): Case[] {
   const numbers = APPENDIX_B.map(([hex, expected]): Case => {
     // Written another way than the expected form, so echoing the input is not enough.
     const input = respell(double(hex), rng)
-    return { group: 'numbers', what: `RFC 8785 Appendix B, the double ${hex}`, input, expected }
+    return { group: 'numbers', what: say('appendixB', { hex }), input, expected }
   })
-  const random = Array.from({ length: 12 }, (_, i) => byOracle('whole documents', `random value ${i + 1}`, randomValue(rng, 0)))
+  const random = Array.from({ length: 12 }, (_, i) => byOracle('whole documents', say('randomValue', { n: i + 1 }), randomValue(rng, 0)))
   // The most telling cases first: the first failure is the one the report shows.
   return [RFC_EXAMPLE, RFC_SORTING, ...EDGES.map(([g, w, i]) => byOracle(g, w, i)), ...LONE_SURROGATES, ...numbers, ...random]
 }

@@ -6,8 +6,20 @@
 // re-spelled moves the money again. The bank names the route for the layer
 // (op.route), the same for every spelling.
 import { expectEqual, fail, type Check } from '../engine/check.ts'
+import { phrases } from '#harness/i18n/phrase.ts'
 import type { Reply } from '#harness/http.ts'
 import { expectConsistent, newRows, openParties } from './setup.ts'
+
+// What this module tells a learner, as templates the packs translate (i18n/<lang>.json, "messages": routeSpelling.<key>).
+const say = phrases('routeSpelling', {
+  movedTimes:
+    'one key and one body sent to {paths} moved money {rows} times{executed}. Express routes every spelling to the same handler, so they are one route: scope the key by the route (op.route), not by the URL as typed (op.path)',
+  executed: '; these spellings executed: {spellings}',
+  oneRow: '1 ledger row: every spelling is POST /transfers, and the key was the same',
+  rows: '{rows} ledger rows',
+  debitedOnce: 'the debited account moved by the amount once',
+  note: 'one key on {paths}: one transfer of ₩{amount}',
+})
 
 /** The spellings Express routes to POST /transfers. */
 export const TRANSFER_SPELLINGS = ['/transfers', '/TRANSFERS', '/transfers/', '/Transfers', '/TRANSFERS/']
@@ -32,21 +44,22 @@ export const oneRouteAnySpelling: Check = {
     if (rows.length !== 1) {
       const executed = sent.filter((s) => rows.some((r) => r.id === s.reply.json?.id))
       fail(
-        `one key and one body sent to ${sent.map((s) => s.path).join(', ')} moved money ${rows.length} times` +
-          (executed.length > 0
-            ? `; these spellings executed: ${executed.map((s) => `${s.path} (HTTP ${s.reply.status}, ${s.reply.json.id})`).join(', ')}`
-            : '') +
-          '. Express routes every spelling to the same handler, so they are one route: scope the key by the route (op.route), not by the URL as typed (op.path)',
+        say('movedTimes', {
+          paths: sent.map((s) => s.path).join(', '),
+          rows: rows.length,
+          executed:
+            executed.length > 0 ? say('executed', { spellings: executed.map((s) => `${s.path} (HTTP ${s.reply.status}, ${s.reply.json.id})`).join(', ') }) : '',
+        }),
         {
           exchange: (executed[1] ?? sent.at(-1)!).reply.exchange,
-          expected: '1 ledger row: every spelling is POST /transfers, and the key was the same',
-          got: `${rows.length} ledger rows`,
+          expected: say('oneRow'),
+          got: say('rows', { rows: rows.length }),
         },
       )
     }
     const balance = (id: string, ledger: typeof before) => ledger.accounts.find((x) => x.id === id)!.balance
-    expectEqual(balance(body.from, before) - balance(body.from, after), body.amount, 'the debited account moved by the amount once')
+    expectEqual(balance(body.from, before) - balance(body.from, after), body.amount, say('debitedOnce'))
     expectConsistent(after)
-    ctx.note(`one key on ${sent.map((s) => s.path).join(', ')}: one transfer of ₩${body.amount}`)
+    ctx.note(say('note', { paths: sent.map((s) => s.path).join(', '), amount: body.amount }))
   },
 }

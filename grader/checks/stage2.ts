@@ -2,13 +2,13 @@
 // refused with 422 and moves nothing; the same body written differently (key
 // order, whitespace, number spelling, escapes) is still the same request. And
 // the learner's canonicalize() is held to RFC 8785 directly.
-import { type Line, type Phrase, phrases } from '#harness/i18n/phrase.ts'
+import { type Line, listOf, type Phrase, phrases } from '#harness/i18n/phrase.ts'
 import { resolve } from 'node:path'
 import type { BankClient, Customer, Ledger, TransferBody } from '#harness/bankClient.ts'
 import { expectEqual, expectProblem, expectStatus, fail, type Check, type CheckContext } from '../engine/check.ts'
 import { expectChangedBodyRefused, expectConsistent, newRows, openParties, type Party } from './setup.ts'
 import { PLAIN, serialize, type Style } from './jsonVariants.ts'
-import { canonicalizeCases, GROUPS } from './rfc8785.ts'
+import { canonicalizeCases, GROUPS, groupName } from './rfc8785.ts'
 
 // What these checks tell a learner, as templates the packs translate (i18n/<lang>.json, "messages": stage2.<key>).
 const say = phrases('stage2', {
@@ -53,6 +53,7 @@ const say = phrases('stage2', {
   reserializedNote: 'one transfer, then {count} re-serialized retries of it under the same key → 1 ledger row, no 422',
   returned: 'returned {value}',
   threw: 'threw: {error}',
+  groupScore: '{group} {right}/{total}',
   canonWrong:
     '{wrong} of {total} inputs canonicalized wrongly ({perGroup}; points for each group entirely right). Wrong: {examples}.\nFirst: {first}\ninput:    {input}',
   notIJson: 'an error (not I-JSON)',
@@ -306,14 +307,12 @@ const canonicalizeRfc8785: Check = {
       const total = cases.filter((c) => c.group === group).length
       return { group, total, right: total - wrong.filter((w) => w.c.group === group).length }
     })
-    const perGroup = groups.map((g) => `${g.group} ${g.right}/${g.total}`).join(', ')
+    const perGroup = listOf(groups.map((g) => say('groupScore', { group: groupName(g.group), right: g.right, total: g.total })))
     ctx.award((canonicalizeRfc8785.points * groups.filter((g) => g.right === g.total).length) / groups.length)
     if (wrong.length) {
       const [{ c, got }] = wrong as [(typeof wrong)[0]]
-      const examples = `${wrong
-        .map((w) => w.c.what)
-        .slice(0, 4)
-        .join('; ')}${wrong.length > 4 ? '; …' : ''}`
+      const shown = wrong.slice(0, 4).map((w) => w.c.what)
+      const examples = listOf(wrong.length > 4 ? [...shown, '…'] : shown, 'semicolon')
       fail(say('canonWrong', { wrong: wrong.length, total: cases.length, perGroup, examples, first: c.what, input: c.input.replace(/\s*\n\s*/g, ' ') }), {
         expected: c.expected === null ? say('notIJson') : visible(c.expected),
         got,

@@ -9,6 +9,7 @@
 // margin after the latest possible expiry. Expiry is judged by the ledger and
 // the body (retryVerdict.ts), never by the Idempotent-Replayed marker.
 import type { BankClient } from '#harness/bankClient.ts'
+import { type Line, phrases } from '#harness/i18n/phrase.ts'
 import { expectProblem, expectStatus, fail, notJudged, type Check, type CheckContext } from '../engine/check.ts'
 import { courseRule } from '../engine/courseRule.ts'
 import type { Reply } from '#harness/http.ts'
@@ -18,6 +19,37 @@ import { answeredOrInCore, expectExactlyOnce, holdInCore, pending, plan } from '
 import { judgeRetry, sameIntent } from './retryVerdict.ts'
 
 type Deposit = { to: string; amount: number }
+
+// What these checks tell a learner, as templates the packs translate (i18n/<lang>.json, "messages": stage5Expiry.<key>).
+const say = phrases('stage5Expiry', {
+  stillAlive: '{what}, the key is still alive: the first response comes back and nothing executes',
+  firstAgain: 'the first response again, no new ledger row',
+  executedAgain: 'HTTP {status}, executed again (a new ledger row)',
+  rememberedBecause: '{what}, the first response came back, so the key was still remembered: {remembered}',
+  executedAsNew: 'HTTP 201, executed as a new request (a new ledger row)',
+  storedBody: 'HTTP {status}, the stored body, no new ledger row',
+  expiredIsNew: '{what}, the key has expired, so the request is new and executes',
+  createdAndRow: 'HTTP 201 and a new ledger row',
+  noNewRow: 'HTTP {status}, no new ledger row',
+  executesAsNew: '{what}, the request executes as new',
+  depositExecutes: 'deposit {n} executes',
+  keyResent: 'key {n} of {keys}, resent {after} after its first request (TTL {ttlMs} ms)',
+  honouredUntilPurge:
+    'either an expired key is honoured until a purge deletes its row (it must count as unknown the moment it is looked up), or keys never expire at all (see new-execution-after-expiry)',
+  purgeNote: '{keys} keys, each executed anew at the end of its {ttlMs} ms TTL',
+  letThrough: 'the deposit executes once the core lets it through',
+  resentSlow: 'resent {after} after the first request arrived (TTL {ttlMs} ms; the first request took {tookMs} ms)',
+  neverExpired: 'the key did not expire at all: still remembered {afterFirst} after the first request and {afterCompleted} after it completed (TTL {ttlMs} ms)',
+  forgottenLate: 'still remembered {stillAt} after the first request, forgotten {goneAt} after it (it completed at {completedAt})',
+  fromFirstRequest: 'its TTL runs from the first request, not from the moment it completed',
+  executedPastTtl:
+    "{after} after the claim, past the key's TTL (LAB_KEY_TTL_MS={ttlMs}) with the first request still held in the core, a duplicate executed a second time{earlier}: a claim in progress is kept past its TTL until its lease runs out, and the grader started this server with LAB_LEASE_MS={leaseMs} (CONTRACT.md, stage 5)",
+  earlier409: ' (one {after} after the claim had got 409)',
+  stillInFlight409: 'HTTP 409 (the first request is still in flight)',
+  secondInCore: 'a second execution waiting in the core',
+  duplicate409: "a duplicate {after} after the claim, of a request still in flight, gets 409, also once the key's TTL has passed",
+  holderCompletes: 'the first request, still the holder of its claim, completes',
+})
 
 /** An instance with a TTL of `ttlMs` (and optionally a lease), one customer with one account. */
 async function shortTtlBank(ctx: CheckContext, ttlMs: number, leaseMs?: number) {
@@ -35,30 +67,30 @@ async function resendAt(ctx: CheckContext, at: number, bank: BankClient, a: Part
 }
 
 /** Before expiry the key is remembered: the first response again, nothing executed. */
-function expectRemembered(probe: { reply: Reply; verdict: string }, what: string): void {
+function expectRemembered(probe: { reply: Reply; verdict: string }, what: Line): void {
   if (probe.verdict !== 'remembered')
-    fail(`${what}, the key is still alive: the first response comes back and nothing executes`, {
+    fail(say('stillAlive', { what }), {
       exchange: probe.reply.exchange,
-      expected: 'the first response again, no new ledger row',
-      got: `HTTP ${probe.reply.status}${probe.verdict === 'executed' ? ', executed again (a new ledger row)' : ''}`,
+      expected: say('firstAgain'),
+      got: probe.verdict === 'executed' ? say('executedAgain', { status: probe.reply.status }) : `HTTP ${probe.reply.status}`,
     })
 }
 
 /** After expiry the key is unknown: the request executes anew (expiry is a course rule: draft-07 lets keys expire, and says nothing of when). */
-function expectExecutedAnew(probe: { reply: Reply; verdict: string }, what: string, remembered: string): void {
+function expectExecutedAnew(probe: { reply: Reply; verdict: string }, what: Line, remembered: Line): void {
   if (probe.verdict === 'remembered')
-    fail(courseRule('expiry', `${what}, the first response came back, so the key was still remembered: ${remembered}`), {
+    fail(courseRule('expiry', say('rememberedBecause', { what, remembered })), {
       exchange: probe.reply.exchange,
-      expected: 'HTTP 201, executed as a new request (a new ledger row)',
-      got: `HTTP ${probe.reply.status}, the stored body, no new ledger row`,
+      expected: say('executedAsNew'),
+      got: say('storedBody', { status: probe.reply.status }),
     })
   if (probe.verdict === 'refused')
-    fail(courseRule('expiry', `${what}, the key has expired, so the request is new and executes`), {
+    fail(courseRule('expiry', say('expiredIsNew', { what })), {
       exchange: probe.reply.exchange,
-      expected: 'HTTP 201 and a new ledger row',
-      got: `HTTP ${probe.reply.status}, no new ledger row`,
+      expected: say('createdAndRow'),
+      got: say('noNewRow', { status: probe.reply.status }),
     })
-  expectStatus(probe.reply, 201, `${what}, the request executes as new`)
+  expectStatus(probe.reply, 201, say('executesAsNew', { what }))
 }
 
 /** The TTL on a real clock (on a controlled one, the default: periodBank). */
@@ -89,24 +121,19 @@ const expiryWithoutPurge: Check = {
       const body = { to: a.accounts[0]!, amount: base + i }
       const key = ctx.rng.uuid()
       const { at, value: first } = await momentOf(ctx.clock, () => bank.deposit(a.customer, body, { key }))
-      expectStatus(first, 201, `deposit ${i + 1} executes`)
+      expectStatus(first, 201, say('depositExecutes', { n: i + 1 }))
       uses.push({ body, key, first, at })
     }
     for (const [i, { body, key, first, at }] of uses.entries()) {
-      const what = (when: number) => `key ${i + 1} of ${PURGE_KEYS}, resent ${elapsed(at, when)} after its first request (TTL ${ttlMs} ms)`
+      const what = (when: number) => say('keyResent', { n: i + 1, keys: PURGE_KEYS, after: elapsed(at, when), ttlMs })
       if (ctx.clock.controlled) {
         const insideAt = lastInside(ctx.clock, at, ttlMs, 0)
         expectRemembered(await resendAt(ctx, insideAt, bank, a, body, key, first), what(insideAt))
       }
       const outsideAt = firstOutside(ctx.clock, at, ttlMs, ttlMs * 0.05)
-      expectExecutedAnew(
-        await resendAt(ctx, outsideAt, bank, a, body, key, first),
-        what(outsideAt),
-        'either an expired key is honoured until a purge deletes its row (it must count as unknown the moment it is looked up), ' +
-          'or keys never expire at all (see new-execution-after-expiry)',
-      )
+      expectExecutedAnew(await resendAt(ctx, outsideAt, bank, a, body, key, first), what(outsideAt), say('honouredUntilPurge'))
     }
-    ctx.note(`${PURGE_KEYS} keys, each executed anew at the end of its ${ttlMs} ms TTL`)
+    ctx.note(say('purgeNote', { keys: PURGE_KEYS, ttlMs }))
   },
 }
 
@@ -133,9 +160,8 @@ const ttlFromFirstRequest: Check = {
       await bank.core({ hold: false })
       first = await held.reply
       const completedAt = ctx.clock.now()
-      expectStatus(first, 201, 'the deposit executes once the core lets it through')
-      const what = (when: number) =>
-        `resent ${elapsed(claim, when)} after the first request arrived (TTL ${SLOW_TTL_MS} ms; the first request took ${SLOW_TTL_MS * SLOW_SHARE} ms)`
+      expectStatus(first, 201, say('letThrough'))
+      const what = (when: number) => say('resentSlow', { after: elapsed(claim, when), ttlMs: SLOW_TTL_MS, tookMs: SLOW_TTL_MS * SLOW_SHARE })
       if (ctx.clock.controlled) {
         const insideAt = lastInside(ctx.clock, claim, SLOW_TTL_MS, 0)
         expectRemembered(await resendAt(ctx, insideAt, bank, a, body, key, first), what(insideAt))
@@ -152,14 +178,16 @@ const ttlFromFirstRequest: Check = {
         // Not expired a TTL after completion either: whether and when keys expire is another check's; from when is this one's.
         if (late.verdict === 'remembered')
           notJudged(
-            `the key did not expire at all: still remembered ${elapsed(claim, outsideAt)} after the first request and ${elapsed({ from: completedAt, to: completedAt }, lateAt)} after it completed (TTL ${SLOW_TTL_MS} ms)`,
+            say('neverExpired', {
+              afterFirst: elapsed(claim, outsideAt),
+              afterCompleted: elapsed({ from: completedAt, to: completedAt }, lateAt),
+              ttlMs: SLOW_TTL_MS,
+            }),
             'new-execution-after-expiry',
           )
-        ctx.note(
-          `still remembered ${elapsed(claim, outsideAt)} after the first request, forgotten ${elapsed(claim, lateAt)} after it (it completed at ${elapsed(claim, completedAt)})`,
-        )
+        ctx.note(say('forgottenLate', { stillAt: elapsed(claim, outsideAt), goneAt: elapsed(claim, lateAt), completedAt: elapsed(claim, completedAt) }))
       }
-      expectExecutedAnew(probe, what(outsideAt), 'its TTL runs from the first request, not from the moment it completed')
+      expectExecutedAnew(probe, what(outsideAt), say('fromFirstRequest'))
     } finally {
       await bank.core({ hold: false })
     }
@@ -199,16 +227,15 @@ const inFlightAcrossTtl: Check = {
         // The lease is the one the grader set, not one the layer was seen to keep: a layer with none fails here too.
         if ('reachedCore' in seen)
           fail(
-            `${elapsed(claim, at)} after the claim, past the key's TTL (LAB_KEY_TTL_MS=${ACROSS_TTL_MS}) with the first request still held in the core, a duplicate executed a second time` +
-              `${keptAt === undefined ? '' : ` (one ${elapsed(claim, keptAt)} after the claim had got 409)`}: ` +
-              `a claim in progress is kept past its TTL until its lease runs out, and the grader started this server with LAB_LEASE_MS=${ACROSS_LEASE_MS} (CONTRACT.md, stage 5)`,
-            { expected: 'HTTP 409 (the first request is still in flight)', got: 'a second execution waiting in the core' },
+            say('executedPastTtl', {
+              after: elapsed(claim, at),
+              ttlMs: ACROSS_TTL_MS,
+              earlier: keptAt === undefined ? '' : say('earlier409', { after: elapsed(claim, keptAt) }),
+              leaseMs: ACROSS_LEASE_MS,
+            }),
+            { expected: say('stillInFlight409'), got: say('secondInCore') },
           )
-        expectProblem(
-          seen.answered[0]!,
-          409,
-          `a duplicate ${elapsed(claim, at)} after the claim, of a request still in flight, gets 409, also once the key's TTL has passed`,
-        )
+        expectProblem(seen.answered[0]!, 409, say('duplicate409', { after: elapsed(claim, at) }))
         keptAt = at
       }
       await bank.core({ hold: false })
@@ -216,7 +243,7 @@ const inFlightAcrossTtl: Check = {
     } finally {
       await bank.core({ hold: false })
     }
-    expectStatus(first, 201, 'the first request, still the holder of its claim, completes')
+    expectStatus(first, 201, say('holderCompletes'))
     await expectExactlyOnce(bank, before, body, first)
   },
 }

@@ -12,6 +12,7 @@
 import pLimit from 'p-limit'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { TransferBody } from '#harness/bankClient.ts'
+import { type Line, listOf, phrases } from '#harness/i18n/phrase.ts'
 import { expectEqual, expectStatus, fail, type Check, type CheckContext } from '../engine/check.ts'
 import { courseRule } from '../engine/courseRule.ts'
 import type { Reply } from '#harness/http.ts'
@@ -22,19 +23,72 @@ import { purgeIntervalMs } from '../model/contract.ts'
 import { isReplay } from './replies.ts'
 import { expiryChecks } from './stage5Expiry.ts'
 
+// What these checks tell a learner, as templates the packs translate (i18n/<lang>.json, "messages": stage5Retention.<key>).
+const say = phrases('stage5Retention', {
+  mustForget: '{what}: the key has expired, so the server must have forgotten it and executed the request as new',
+  executedAgainNew: 'HTTP 201, executed again (a new transfer)',
+  firstAgain: 'HTTP {status}, the first response again',
+  executesAsNew: '{what} executes as a new transfer',
+  newId: '{what}: a new execution has a new transfer id',
+  transferExecutes: 'the transfer executes',
+  tooSlow: '{what} was answered {after} after the first request, past the {ttlMs} ms TTL: the server is too slow to grade on the real clock',
+  alive: '{what}, {after} after the first request (TTL {ttlMs} ms)',
+  aRetry: 'a retry',
+  forgotEarly: '{what} executed again: the server forgot the key before its TTL (is expires_at in milliseconds?)',
+  firstNothingExecuted: 'the first response again, nothing executed',
+  newTransfer: 'HTTP {status}, a new transfer',
+  firstWhileAlive: '{what} gets the first response back while its key lives',
+  firstBodyExactly: 'HTTP {status} with the first body, byte for byte',
+  unmarked: "{count} replay(s) without Idempotent-Replayed: true (stage 4's marker; retention itself held)",
+  otherAmount: 'the same key with another amount',
+  movedNoMoney: 'the retries within the TTL moved no money',
+  transferNExecutes: 'transfer {n} executes',
+  key2: 'key 2, used once and resent {after} later (TTL {ttlMs} ms)',
+  retryWithin: 'a retry {after} after the first request, within the TTL, gets the first response back',
+  firstBody: 'HTTP {status} with the first body',
+  extended:
+    "a retry sent {after} after the first request still got the first response back, although the TTL is {ttlMs} ms. The client had retried every {everyMs} ms meanwhile: retries must not extend a key's life, or a client that keeps retrying keeps its key forever",
+  executedAgain: 'HTTP 201, executed again',
+  forgottenBefore: 'key 1 was forgotten {after} after its first request, before its {ttlMs} ms TTL',
+  key1: 'key 1 after its TTL',
+  onceEach: 'key {n}: once before expiry, once after',
+  movedTwice: "a retry {after} after the first request moved ₩{amount} a second time: retention must outlast every client's retries",
+  depositTtlAfterAll: 'a deposit a whole TTL after every earlier request executes (a purge of either cadence runs here)',
+  depositToExpire: 'a deposit under the key to expire executes',
+  depositTtlAfterThat: 'a deposit a whole TTL after that one executes (a purge of either cadence runs here again)',
+  depositIntervalAfter: 'a deposit one purge interval after the key expired executes',
+  capOutlived:
+    "with the default {ttl} TTL, a key still has its row {cap} after it expired, with a request now, though expired keys were purged with a 400 ms TTL: the purge's interval must be min(TTL, 60 s), here 60 s, not the TTL (a purge once per TTL last ran a second before this key expired)",
+  noRowHolding: 'no row holding {key}',
+  capNote: "with the default {ttl} TTL, a key's row gone within {cap} of its expiry",
+  eachExecutes: 'each request, under its own key, executes',
+  noRows: "after {count} requests with keys, no table of the layer in the bank's database has any row ({rows}): keep the keys in the bank's database",
+  depositAfterTtl: 'a deposit after the TTL',
+  capRealClock: 'the 60 s cap not judged: the clock is the real one',
+  purgeNote: '{count} keys with a {ttlMs} ms TTL: {before} row(s) before expiry, {after} after ({rows}); {capped}',
+  stillThere:
+    "{count} keys expired {ago} ms ago; a request came after that, and {intervalMs} ms more passed (the course's purge interval, min(TTL, 60 s)), yet their rows are still there",
+  atMostRows: 'at most {maxRows} rows within {intervalMs} ms of a request after expiry',
+  notPurged: "{stillThere}: the table is not purged within the course's interval",
+  slower: "{stillThere}: the table is not purged within the course's interval. A purge does run, but slower: the rows were {stillAt}gone {goneAt} after",
+  stillAtEarlier: 'still there {span} after they expired, and ',
+  neverPurged:
+    '{stillThere}; they were still there {spans} after they expired, each time after a request: no purge deletes them, the key table grows without bound',
+})
+
 /** The first response again: its status and its body bytes. */
 const sameAnswer = (reply: Reply, first: Reply) => reply.status === first.status && reply.text === first.text
 
 /** The same key after its TTL: executed again, as a new transfer with a new id (expiry is a course rule). */
-function expectNewExecution(reply: Reply, first: Reply, what: string): void {
+function expectNewExecution(reply: Reply, first: Reply, what: Line): void {
   if (sameAnswer(reply, first) || reply.status === 422 || reply.status === 409)
-    fail(courseRule('expiry', `${what}: the key has expired, so the server must have forgotten it and executed the request as new`), {
+    fail(courseRule('expiry', say('mustForget', { what })), {
       exchange: reply.exchange,
-      expected: 'HTTP 201, executed again (a new transfer)',
-      got: `HTTP ${reply.status}${sameAnswer(reply, first) ? ', the first response again' : ''}`,
+      expected: say('executedAgainNew'),
+      got: sameAnswer(reply, first) ? say('firstAgain', { status: reply.status }) : `HTTP ${reply.status}`,
     })
-  expectStatus(reply, 201, `${what} executes as a new transfer`)
-  if (reply.json?.id === first.json.id) fail(`${what}: a new execution has a new transfer id`, { exchange: reply.exchange })
+  expectStatus(reply, 201, say('executesAsNew', { what }))
+  if (reply.json?.id === first.json.id) fail(say('newId', { what }), { exchange: reply.exchange })
 }
 
 /** A short-TTL instance of the graded server, on a fresh database, with two funded customers. */
@@ -63,13 +117,10 @@ const replayBeforeExpiry: Check = {
     const body = { from: a.accounts[0]!, to: b.accounts[0]!, amount: ctx.rng.amount(1_000, 90_000) }
     const key = ctx.rng.uuid()
     const { at: stamped, value: first } = await momentOf(ctx.clock, () => bank.transfer(a.customer, body, { key }))
-    expectStatus(first, 201, 'the transfer executes')
-    const alive = (what: string, sent: Moment) => {
-      if (!decidedInside(ctx.clock, stamped, ttlMs, sent.to))
-        fail(
-          `${what} was answered ${elapsed(stamped, sent.to)} after the first request, past the ${ttlMs} ms TTL: the server is too slow to grade on the real clock`,
-        )
-      return `${what}, ${elapsed(stamped, sent.from)} after the first request (TTL ${ttlMs} ms)`
+    expectStatus(first, 201, say('transferExecutes'))
+    const alive = (what: Line, sent: Moment) => {
+      if (!decidedInside(ctx.clock, stamped, ttlMs, sent.to)) fail(say('tooSlow', { what, after: elapsed(stamped, sent.to), ttlMs }))
+      return say('alive', { what, after: elapsed(stamped, sent.from), ttlMs })
     }
     // Retries at once, a little later and, on a controlled clock, at the TTL's
     // last millisecond: a TTL in the wrong unit (seconds taken as ms) has run
@@ -81,26 +132,26 @@ const replayBeforeExpiry: Check = {
     for (const moment of moments) {
       await ctx.clock.moveTo(moment)
       const { at: sent, value: retry } = await momentOf(ctx.clock, () => bank.transfer(a.customer, body, { key }))
-      const what = alive('a retry', sent)
+      const what = alive(say('aRetry'), sent)
       // Judged by the body alone here; the ledger is read once at the end.
       if (retry.status === 201 && !sameAnswer(retry, first))
-        fail(`${what} executed again: the server forgot the key before its TTL (is expires_at in milliseconds?)`, {
+        fail(say('forgotEarly', { what }), {
           exchange: retry.exchange,
-          expected: 'the first response again, nothing executed',
-          got: `HTTP ${retry.status}, a new transfer`,
+          expected: say('firstNothingExecuted'),
+          got: say('newTransfer', { status: retry.status }),
         })
       if (!sameAnswer(retry, first))
-        fail(`${what} gets the first response back while its key lives`, {
+        fail(say('firstWhileAlive', { what }), {
           exchange: retry.exchange,
-          expected: `HTTP ${first.status} with the first body, byte for byte`,
+          expected: say('firstBodyExactly', { status: first.status }),
           got: `HTTP ${retry.status}`,
         })
       if (!isReplay(retry)) unmarked++
     }
-    if (unmarked) ctx.note(`${unmarked} replay(s) without Idempotent-Replayed: true (stage 4's marker; retention itself held)`)
+    if (unmarked) ctx.note(say('unmarked', { count: unmarked }))
     const { at: sent, value: changed } = await momentOf(ctx.clock, () => bank.transfer(a.customer, { ...body, amount: body.amount + 100 }, { key }))
-    expectChangedBodyRefused(changed, alive('the same key with another amount', sent), ctx.note)
-    expectEqual(rowsBetween(await bank.ledger(), body.from, body.to).length, 1, 'the retries within the TTL moved no money')
+    expectChangedBodyRefused(changed, alive(say('otherAmount'), sent), ctx.note)
+    expectEqual(rowsBetween(await bank.ledger(), body.from, body.to).length, 1, say('movedNoMoney'))
   },
 }
 
@@ -120,7 +171,7 @@ const newExecutionAfterExpiry: Check = {
     // Each body executes twice: at most ₩50,000, so twice fits any opening balance (at least SMALLEST_OPENING, setup.ts).
     const bodies = [0, 1].map((i) => ({ from: a.accounts[i]!, to: b.accounts[i]!, amount: ctx.rng.amount(1_000, 50_000) }))
     const firsts = [await send(bodies[0]!, keys[0]!), await send(bodies[1]!, keys[1]!)]
-    firsts.forEach((f, i) => expectStatus(f.value, 201, `transfer ${i + 1} executes`))
+    firsts.forEach((f, i) => expectStatus(f.value, 201, say('transferNExecutes', { n: i + 1 })))
     const [one, two] = firsts as [(typeof firsts)[0], (typeof firsts)[0]]
     // Retries of key 1 every tenth of the TTL; on a controlled clock the last two at the TTL's last millisecond and at its end.
     const expiry = firstOutside(ctx.clock, one.at, ttlMs, 0)
@@ -141,37 +192,32 @@ const newExecutionAfterExpiry: Check = {
     const late = await send(bodies[1]!, keys[1]!)
 
     // Key 2 first: a key that is never touched again must expire at all.
-    expectNewExecution(late.value, two.value, `key 2, used once and resent ${elapsed(two.at, late.at.from)} later (TTL ${ttlMs} ms)`)
+    expectNewExecution(late.value, two.value, say('key2', { after: elapsed(two.at, late.at.from), ttlMs }))
     // Key 1: replayed while alive; then new, on time, although it was retried all along.
     const renewed = retries.at(-1)!
     for (const r of retries.slice(0, -1))
       if (!sameAnswer(r.value, one.value))
-        fail(`a retry ${elapsed(one.at, r.at.from)} after the first request, within the TTL, gets the first response back`, {
+        fail(say('retryWithin', { after: elapsed(one.at, r.at.from) }), {
           exchange: r.value.exchange,
-          expected: `HTTP ${one.value.status} with the first body`,
+          expected: say('firstBody', { status: one.value.status }),
           got: `HTTP ${r.value.status}`,
         })
     if (sameAnswer(renewed.value, one.value))
-      fail(
-        courseRule(
-          'expiry',
-          `a retry sent ${elapsed(one.at, renewed.at.from)} after the first request still got the first response back, although the TTL is ${ttlMs} ms. ` +
-            `The client had retried every ${retryEveryMs} ms meanwhile: retries must not extend a key's life, or a client that keeps retrying keeps its key forever`,
-        ),
-        { exchange: renewed.value.exchange, expected: 'HTTP 201, executed again', got: `HTTP ${renewed.value.status}, the first response again` },
-      )
+      fail(courseRule('expiry', say('extended', { after: elapsed(one.at, renewed.at.from), ttlMs, everyMs: retryEveryMs })), {
+        exchange: renewed.value.exchange,
+        expected: say('executedAgain'),
+        got: say('firstAgain', { status: renewed.value.status }),
+      })
     if (decidedInside(ctx.clock, one.at, ttlMs, renewed.at.to) && renewed.at.to < expiry)
-      fail(`key 1 was forgotten ${elapsed(one.at, renewed.at.to)} after its first request, before its ${ttlMs} ms TTL`, {
+      fail(say('forgottenBefore', { after: elapsed(one.at, renewed.at.to), ttlMs }), {
         exchange: renewed.value.exchange,
       })
-    expectNewExecution(renewed.value, one.value, `key 1 after its TTL`)
+    expectNewExecution(renewed.value, one.value, say('key1'))
 
     const ledger = await bank.ledger()
-    bodies.forEach((body, i) => expectEqual(rowsBetween(ledger, body.from, body.to).length, 2, `key ${i + 1}: once before expiry, once after`))
+    bodies.forEach((body, i) => expectEqual(rowsBetween(ledger, body.from, body.to).length, 2, say('onceEach', { n: i + 1 })))
     expectConsistent(ledger)
-    ctx.note(
-      `a retry ${elapsed(one.at, renewed.at.from)} after the first request moved ₩${bodies[0]!.amount} a second time: retention must outlast every client's retries`,
-    )
+    ctx.note(say('movedTwice', { after: elapsed(one.at, renewed.at.from), amount: bodies[0]!.amount }))
   },
 }
 
@@ -210,34 +256,31 @@ async function rowsOncePurged(
  * then, only a purge once per TTL (or slower) has left its row. Run once the
  * purge is known to run at a short TTL. Returns the note.
  */
-async function purgedWithinTheCap(ctx: CheckContext): Promise<string> {
+async function purgedWithinTheCap(ctx: CheckContext): Promise<Line> {
   const bank = ctx.bank
   const ttlMs = DEFAULT_KEY_TTL_MS
   const [a] = await openParties(ctx, 1, 1)
-  const deposit = async (what: string, key = ctx.rng.uuid()) =>
+  const deposit = async (what: Line, key = ctx.rng.uuid()) =>
     expectStatus(await bank.deposit(a.customer, { to: a.accounts[0]!, amount: ctx.rng.amount() }, { key }), 201, what)
   await ctx.clock.advance(ttlMs)
   const purged = ctx.clock.now()
-  await deposit('a deposit a whole TTL after every earlier request executes (a purge of either cadence runs here)')
+  await deposit(say('depositTtlAfterAll'))
   await ctx.clock.advance(1_000)
   const key = ctx.rng.uuid()
-  await deposit('a deposit under the key to expire executes', key)
+  await deposit(say('depositToExpire'), key)
   const expiresAt = ctx.clock.now() + ttlMs
   await ctx.clock.moveTo(purged + ttlMs)
-  await deposit('a deposit a whole TTL after that one executes (a purge of either cadence runs here again)')
+  await deposit(say('depositTtlAfterThat'))
   await ctx.clock.moveTo(expiresAt + PURGE_CAP_MS)
-  await deposit('a deposit one purge interval after the key expired executes')
+  await deposit(say('depositIntervalAfter'))
   // A purge on a timer gets up to 10 real seconds for its work, as below.
   const left = await rowsOncePurged(bank, (rows) => total(rows) === 0, 10_000, key)
   if (total(left) > 0)
-    fail(
-      courseRule(
-        'purge',
-        `with the default ${span(ttlMs)} TTL, a key still has its row ${span(PURGE_CAP_MS)} after it expired, with a request now, though expired keys were purged with a 400 ms TTL: the purge's interval must be min(TTL, 60 s), here 60 s, not the TTL (a purge once per TTL last ran a second before this key expired)`,
-      ),
-      { expected: `no row holding ${key}`, got: describe(left) },
-    )
-  return `with the default ${span(ttlMs)} TTL, a key's row gone within ${span(PURGE_CAP_MS)} of its expiry`
+    fail(courseRule('purge', say('capOutlived', { ttl: span(ttlMs), cap: span(PURGE_CAP_MS) })), {
+      expected: say('noRowHolding', { key }),
+      got: describe(left),
+    })
+  return say('capNote', { ttl: span(ttlMs), cap: span(PURGE_CAP_MS) })
 }
 
 const purgeBounded: Check = {
@@ -262,17 +305,14 @@ const purgeBounded: Check = {
     )
     const limit = pLimit(4)
     const replies = await Promise.all(plans.map((p) => limit(() => bank.send(bank.postSpec(a.customer, p.path, p.body, { key: p.key })))))
-    replies.forEach((r) => expectStatus(r, 201, 'each request, under its own key, executes'))
+    replies.forEach((r) => expectStatus(r, 201, say('eachExecutes')))
     const lastAnswer = ctx.clock.now()
     const expiredAt = lastAnswer + ttlMs
     const stored = await layerRows(bank)
-    if (total(stored) === 0)
-      fail(
-        `after ${count} requests with keys, no table of the layer in the bank's database has any row (${describe(stored)}): keep the keys in the bank's database`,
-      )
+    if (total(stored) === 0) fail(say('noRows', { count, rows: describe(stored) }))
     /** A request under a new key (a lazy purge's chance), then the rows, polled for `waitMs` of real time (a timer's work). */
     const afterRequest = async (waitMs: number) => {
-      expectStatus(await bank.deposit(a.customer, { to: a.accounts[0]!, amount: ctx.rng.amount() }, { key: ctx.rng.uuid() }), 201, 'a deposit after the TTL')
+      expectStatus(await bank.deposit(a.customer, { to: a.accounts[0]!, amount: ctx.rng.amount() }, { key: ctx.rng.uuid() }), 201, say('depositAfterTtl'))
       if (ctx.clock.controlled) await ctx.clock.advance(intervalMs)
       return rowsOncePurged(bank, (rows) => total(rows) <= maxRows, waitMs)
     }
@@ -283,14 +323,14 @@ const purgeBounded: Check = {
     const left = await afterRequest(ctx.clock.controlled ? 10_000 : ttlMs + 1_000)
     if (total(left) <= maxRows) {
       // The purge runs: now whether its interval stops at 60 s when the TTL is longer.
-      const capped = ctx.clock.controlled ? await purgedWithinTheCap(ctx) : 'the 60 s cap not judged: the clock is the real one'
-      ctx.note(`${count} keys with a ${ttlMs} ms TTL: ${total(stored)} row(s) before expiry, ${total(left)} after (${describe(left)}); ${capped}`)
+      const capped = ctx.clock.controlled ? await purgedWithinTheCap(ctx) : say('capRealClock')
+      ctx.note(say('purgeNote', { count, ttlMs, before: total(stored), after: total(left), rows: describe(left), capped }))
       return
     }
-    const stillThere = `${count} keys expired ${ctx.clock.now() - expiredAt} ms ago; a request came after that, and ${intervalMs} ms more passed (the course's purge interval, min(TTL, 60 s)), yet their rows are still there`
-    const details = { expected: `at most ${maxRows} rows within ${intervalMs} ms of a request after expiry`, got: describe(left) }
+    const stillThere = say('stillThere', { count, ago: ctx.clock.now() - expiredAt, intervalMs })
+    const details = { expected: say('atMostRows', { maxRows, intervalMs }), got: describe(left) }
     // A real clock cannot be moved a day ahead: what it showed is all there is.
-    if (!ctx.clock.controlled) fail(courseRule('purge', `${stillThere}: the table is not purged within the course's interval`), details)
+    if (!ctx.clock.controlled) fail(courseRule('purge', say('notPurged', { stillThere })), details)
     // A purge slower than the course's interval, or none at all? The clock moved on, with a request at each step.
     for (const laterMs of LATER_MS) {
       await ctx.clock.moveTo(expiredAt + laterMs)
@@ -299,19 +339,16 @@ const purgeBounded: Check = {
         fail(
           courseRule(
             'purge',
-            `${stillThere}: the table is not purged within the course's interval. A purge does run, but slower: the rows were ` +
-              `${laterMs === LATER_MS[0] ? '' : `still there ${span(LATER_MS[LATER_MS.indexOf(laterMs) - 1]!)} after they expired, and `}gone ${span(laterMs)} after`,
+            say('slower', {
+              stillThere,
+              stillAt: laterMs === LATER_MS[0] ? '' : say('stillAtEarlier', { span: span(LATER_MS[LATER_MS.indexOf(laterMs) - 1]!) }),
+              goneAt: span(laterMs),
+            }),
           ),
           details,
         )
     }
-    fail(
-      courseRule(
-        'purge',
-        `${stillThere}; they were still there ${LATER_MS.map(span).join(', ')} after they expired, each time after a request: no purge deletes them, the key table grows without bound`,
-      ),
-      { ...details, got: describe(await layerRows(bank)) },
-    )
+    fail(courseRule('purge', say('neverPurged', { stillThere, spans: listOf(LATER_MS.map(span)) })), { ...details, got: describe(await layerRows(bank)) })
   },
 }
 

@@ -5,6 +5,7 @@
 // (heldBurst, holdInCore) so that what a layer lets through waits in a core
 // and what it turns away is answered: the verdicts never depend on timing.
 import { setTimeout as sleep } from 'node:timers/promises'
+import { phrases } from '#harness/i18n/phrase.ts'
 import { expectEqual, fail, type Check } from '../engine/check.ts'
 import { courseRule } from '../engine/courseRule.ts'
 import type { Reply } from '#harness/http.ts'
@@ -18,6 +19,39 @@ import { stage6Contention } from './stage6Contention.ts'
 import { expectInFlight, moreInstances } from './stage6Instances.ts'
 import { stage6Purge } from './stage6Purge.ts'
 import { stage6Takeover } from './stage6Takeover.ts'
+
+// What these checks tell a learner, as templates the packs translate (i18n/<lang>.json, "messages": stage6.<key>).
+const say = phrases('stage6', {
+  copiesReached: '{copies} simultaneous copies of one request over 3 instances: {reached} reached the core, 1 may',
+  oneInCore: '1 copy in the core, every other one answered 409',
+  inCore: '{reached} in the core',
+  simultaneousCopy: 'a simultaneous copy',
+  retryOther: 'a retry through another instance',
+  beforeLeaseOut: "a retry {after} after the claim, before the crashed holder's {leaseMs} ms lease ran out",
+  lateFirstRetry: 'the first retry came after the lease could have ended (slow machine): only the takeover was judged',
+  mustTakeOver: "a retry {after} after the claim, when the crashed holder's {leaseMs} ms lease had run out, must take the key over and execute",
+  intoTakeoverLease: 'a retry {after} into the {leaseMs} ms lease of the instance that took the key over',
+  lateTakeoverRetry: 'the retry during the takeover came after its lease could have ended (slow machine): not judged',
+  takeoverCompletes: 'the retry that took the key over completes once its core is released',
+  ahead: 'the instance 30 s ahead',
+  behind: 'the instance 30 s behind, which holds the claim',
+  duplicateInto: 'a duplicate through {where}, {after} into a {leaseMs} ms lease',
+  heldCompletes: 'the held transfer completes once its core is released',
+  lateRetry: 'the retry came {after} after the claim, past the TTL itself (slow machine): not judged',
+  retryAhead: 'a retry {after} after the claim (TTL {ttlMs} ms) through the instance 30 s ahead',
+  expiryByDatabase:
+    "a retry {after} after the claim, when its {ttlMs} ms TTL had run out by the database's clock, through the instance 30 s behind, was not executed as new: expiry must be decided by now() in the database",
+  secondRow: 'HTTP 201 and a second ledger row',
+  rows: 'HTTP {status}, {rows} ledger row(s)',
+  poolStarved:
+    '{held} transfers with distinct keys, core held, pool of {poolMax}: only {inflight} reached the core; the others wait for a connection that the held ones keep',
+  poolKept:
+    "with {held} transfers held in the core and a pool of {poolMax}, their duplicates got no answer in 10 s: the held requests keep the pool's connections",
+  each409: '409 for each duplicate, at once',
+  duplicateOfHeld: 'a duplicate of a held transfer',
+  eachCompletes: 'each held transfer completes once the core is released',
+  intentsRows: '{held} intents, {held} ledger rows',
+})
 
 const threeInstances: Check = {
   id: 'three-instances-execute-once',
@@ -40,16 +74,15 @@ const threeInstances: Check = {
     }))
     const { replies, reachedCore } = await heldBurst(groups)
     if (reachedCore !== 1)
-      fail(`${copies} simultaneous copies of one request over 3 instances: ${reachedCore} reached the core, 1 may`, {
-        expected: '1 copy in the core, every other one answered 409',
-        got: `${reachedCore} in the core`,
+      fail(say('copiesReached', { copies, reached: reachedCore }), {
+        expected: say('oneInCore'),
+        got: say('inCore', { reached: reachedCore }),
       })
     const winner = replies.find((r) => r.status === 201)
-    for (const reply of replies) if (reply !== winner) expectInFlight(reply, 'a simultaneous copy')
+    for (const reply of replies) if (reply !== winner) expectInFlight(reply, say('simultaneousCopy'))
     await expectExactlyOnce(ctx.bank, before, body, winner)
     // Every instance now answers the retry from the one stored response.
-    for (const bank of banks)
-      expectReplayOf(winner!, await bank.send(bank.postSpec(a!.customer, '/transfers', body, { key })), 'a retry through another instance')
+    for (const bank of banks) expectReplayOf(winner!, await bank.send(bank.postSpec(a!.customer, '/transfers', body, { key })), say('retryOther'))
   },
 }
 
@@ -77,8 +110,8 @@ const crashTakeover: Check = {
     await ctx.clock.moveTo(earlyAt)
     const early = await momentOf(ctx.clock, () => other!.transfer(a!.customer, body, { key }))
     if (decidedInside(ctx.clock, claim, LEASE_MS, early.at.to))
-      expectInFlight(early.value, `a retry ${elapsed(claim, earlyAt)} after the claim, before the crashed holder's ${LEASE_MS} ms lease ran out`)
-    else ctx.note('the first retry came after the lease could have ended (slow machine): only the takeover was judged')
+      expectInFlight(early.value, say('beforeLeaseOut', { after: elapsed(claim, earlyAt), leaseMs: LEASE_MS }))
+    else ctx.note(say('lateFirstRetry'))
     // At the lease's end: the retry takes the key over.
     await ctx.clock.moveTo(firstOutside(ctx.clock, claim, LEASE_MS, 0))
     await other!.core({ hold: true })
@@ -94,28 +127,22 @@ const crashTakeover: Check = {
         )
       })
       if ('answered' in verdict)
-        fail(
-          courseRule(
-            'lease',
-            `a retry ${elapsed(claim, taken.from)} after the claim, when the crashed holder's ${LEASE_MS} ms lease had run out, must take the key over and execute`,
-          ),
-          {
-            exchange: verdict.answered[0]!.exchange,
-            got: `HTTP ${verdict.answered[0]!.status}`,
-          },
-        )
+        fail(courseRule('lease', say('mustTakeOver', { after: elapsed(claim, taken.from), leaseMs: LEASE_MS })), {
+          exchange: verdict.answered[0]!.exchange,
+          got: `HTTP ${verdict.answered[0]!.status}`,
+        })
       // The new holder's lease runs from its takeover: a retry at its last millisecond must be refused.
       const thirdAt = lastInside(ctx.clock, taken, TAKEOVER_LEASE_MS, TAKEOVER_LEASE_MS)
       await ctx.clock.moveTo(thirdAt)
       const third = await momentOf(ctx.clock, () => ctx.bank.transfer(a!.customer, body, { key }))
       if (decidedInside(ctx.clock, taken, TAKEOVER_LEASE_MS, third.at.to))
-        expectInFlight(third.value, `a retry ${elapsed(taken, thirdAt)} into the ${TAKEOVER_LEASE_MS} ms lease of the instance that took the key over`)
-      else ctx.note('the retry during the takeover came after its lease could have ended (slow machine): not judged')
+        expectInFlight(third.value, say('intoTakeoverLease', { after: elapsed(taken, thirdAt), leaseMs: TAKEOVER_LEASE_MS }))
+      else ctx.note(say('lateTakeoverRetry'))
     } finally {
       await other!.core({ hold: false })
     }
     const done = await late
-    expectEqual(done.status, 201, 'the retry that took the key over completes once its core is released', done.exchange)
+    expectEqual(done.status, 201, say('takeoverCompletes'), done.exchange)
     await expectExactlyOnce(ctx.bank, before, body, done)
   },
 }
@@ -147,8 +174,8 @@ const skewedClocks: Check = {
     const { at: claimedAt, value: held } = await momentOf(ctx.clock, () => holdInCore(behind!, () => behind!.transfer(a!.customer, body, { key })))
     const claim = { leaseMs: SKEWED_LEASE_MS, at: claimedAt }
     const instances = [
-      [ahead!, 'the instance 30 s ahead'],
-      [behind!, 'the instance 30 s behind, which holds the claim'],
+      [ahead!, say('ahead')],
+      [behind!, say('behind')],
     ] as const
     try {
       // The lease has 20 s to go by the database: the instance 30 s ahead must not see it as over, nor either one
@@ -158,23 +185,22 @@ const skewedClocks: Check = {
         await ctx.clock.moveTo(at)
         for (const [bank, where] of instances) {
           const duplicate = await momentOf(ctx.clock, () => bank.transfer(a!.customer, body, { key }))
-          const into = `${elapsed(claimedAt, duplicate.at.from)} into a ${SKEWED_LEASE_MS} ms lease`
-          expectInFlight(duplicate.value, `a duplicate through ${where}, ${into}`)
-          expectRetryAfterLeft(duplicate.value, claim, duplicate.at, `a duplicate through ${where}, ${into}`)
+          const what = say('duplicateInto', { where, after: elapsed(claimedAt, duplicate.at.from), leaseMs: SKEWED_LEASE_MS })
+          expectInFlight(duplicate.value, what)
+          expectRetryAfterLeft(duplicate.value, claim, duplicate.at, what)
         }
       }
     } finally {
       await behind!.core({ hold: false })
     }
     const first = await held.reply
-    expectEqual(first.status, 201, 'the held transfer completes once its core is released', first.exchange)
+    expectEqual(first.status, 201, say('heldCompletes'), first.exchange)
     // The key lives 25 s by the database; by the clock of the instance ahead, it expired before it was made.
     const aliveAt = lastInside(ctx.clock, claimedAt, SKEWED_TTL_MS, SKEWED_TTL_MS)
     await ctx.clock.moveTo(aliveAt)
     const retry = await momentOf(ctx.clock, () => ahead!.transfer(a!.customer, body, { key }))
-    if (!decidedInside(ctx.clock, claimedAt, SKEWED_TTL_MS, retry.at.to))
-      ctx.note(`the retry came ${elapsed(claimedAt, retry.at.to)} after the claim, past the TTL itself (slow machine): not judged`)
-    else expectReplayOf(first, retry.value, `a retry ${elapsed(claimedAt, aliveAt)} after the claim (TTL ${SKEWED_TTL_MS} ms) through the instance 30 s ahead`)
+    if (!decidedInside(ctx.clock, claimedAt, SKEWED_TTL_MS, retry.at.to)) ctx.note(say('lateRetry', { after: elapsed(claimedAt, retry.at.to) }))
+    else expectReplayOf(first, retry.value, say('retryAhead', { after: elapsed(claimedAt, aliveAt), ttlMs: SKEWED_TTL_MS }))
     await expectExactlyOnce(ctx.bank, before, body, first)
     if (!ctx.clock.controlled) return
     // At the TTL's end by the database, the key is gone, also for the instance 30 s behind, whose own clock gives it 30 s more.
@@ -183,13 +209,11 @@ const skewedClocks: Check = {
     const anew = await behind!.transfer(a!.customer, body, { key })
     const rows = newRows(before, await ctx.bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
     if (anew.status !== 201 || rows.length !== 2)
-      fail(
-        courseRule(
-          'expiry',
-          `a retry ${elapsed(claimedAt, goneAt)} after the claim, when its ${SKEWED_TTL_MS} ms TTL had run out by the database's clock, through the instance 30 s behind, was not executed as new: expiry must be decided by now() in the database`,
-        ),
-        { exchange: anew.exchange, expected: 'HTTP 201 and a second ledger row', got: `HTTP ${anew.status}, ${rows.length} ledger row(s)` },
-      )
+      fail(courseRule('expiry', say('expiryByDatabase', { after: elapsed(claimedAt, goneAt), ttlMs: SKEWED_TTL_MS })), {
+        exchange: anew.exchange,
+        expected: say('secondRow'),
+        got: say('rows', { status: anew.status, rows: rows.length }),
+      })
   },
 }
 
@@ -215,30 +239,21 @@ const smallPool: Check = {
       for (;;) {
         const { inflight } = await bank!.core({})
         if (inflight === HELD) break
-        if (Date.now() > deadline)
-          fail(
-            `${HELD} transfers with distinct keys, core held, pool of ${POOL_MAX}: only ${inflight} reached the core; the others wait for a connection that the held ones keep`,
-          )
+        if (Date.now() > deadline) fail(say('poolStarved', { held: HELD, poolMax: POOL_MAX, inflight }))
         await sleep(25)
       }
       const answered = await Promise.race([
         Promise.all(intents.map(({ body, key }) => bank!.transfer(parties[0]!.customer, body, { key }))),
         sleep(10_000).then(() => undefined),
       ])
-      if (!answered)
-        fail(
-          `with ${HELD} transfers held in the core and a pool of ${POOL_MAX}, their duplicates got no answer in 10 s: the held requests keep the pool's connections`,
-          {
-            expected: '409 for each duplicate, at once',
-          },
-        )
-      for (const reply of answered) expectInFlight(reply, 'a duplicate of a held transfer')
+      if (!answered) fail(say('poolKept', { held: HELD, poolMax: POOL_MAX }), { expected: say('each409') })
+      for (const reply of answered) expectInFlight(reply, say('duplicateOfHeld'))
       await bank!.core({ hold: false })
-      for (const reply of await Promise.all(firsts)) expectEqual(reply.status, 201, 'each held transfer completes once the core is released', reply.exchange)
+      for (const reply of await Promise.all(firsts)) expectEqual(reply.status, 201, say('eachCompletes'), reply.exchange)
     } finally {
       await bank!.core({ hold: false }).catch(() => undefined)
     }
-    expectEqual(newRows(before, await bank!.ledger()).length, HELD, `${HELD} intents, ${HELD} ledger rows`)
+    expectEqual(newRows(before, await bank!.ledger()).length, HELD, say('intentsRows', { held: HELD }))
   },
 }
 

@@ -9,10 +9,21 @@
 // SERIALIZABLE or REPEATABLE READ every one but the first fails with 40001,
 // on every run.
 import { expectEqual, fail, type Check } from '../engine/check.ts'
+import { phrases } from '#harness/i18n/phrase.ts'
 import { pending } from './inFlight.ts'
 import { connectToDatabase, lockWaiters } from './layerDatabase.ts'
 import { newRows, openParties } from './setup.ts'
 import { moreInstances, waitFor } from './stage6Instances.ts'
+
+// What this module tells a learner, as templates the packs translate (i18n/<lang>.json, "messages": stage6Contention.<key>).
+const say = phrases('stage6Contention', {
+  transfers: 'transfers',
+  reachedCore: 'reached the core',
+  queued: 'queued for the accounts',
+  failedAfterWaiting: '{failed} of {total} transfers between the same two accounts failed once they had waited for each other',
+  allCreated: 'HTTP 201 for all {total}',
+  rows: '{total} transfers with distinct keys, {total} ledger rows',
+})
 
 const contendedAccounts: Check = {
   id: 'contended-accounts-all-execute',
@@ -49,18 +60,18 @@ const contendedAccounts: Check = {
       )
       await waitFor(
         transfers.length,
-        'transfers',
-        'reached the core',
+        say('transfers'),
+        say('reachedCore'),
         async () => answered + (await Promise.all(banks.map((bank) => bank.core({})))).reduce((n, s) => n + s.inflight, 0),
       )
       await release()
-      await waitFor(transfers.length, 'transfers', 'queued for the accounts', async () => answered + (await lockWaiters(watcher)))
+      await waitFor(transfers.length, say('transfers'), say('queued'), async () => answered + (await lockWaiters(watcher)))
       await locker.query('COMMIT')
       const failed = (await Promise.all(replies)).filter((r) => r.status !== 201)
       if (failed.length)
-        fail(`${failed.length} of ${transfers.length} transfers between the same two accounts failed once they had waited for each other`, {
+        fail(say('failedAfterWaiting', { failed: failed.length, total: transfers.length }), {
           exchange: failed[0]!.exchange,
-          expected: `HTTP 201 for all ${transfers.length}`,
+          expected: say('allCreated', { total: transfers.length }),
           got: failed.map((r) => `HTTP ${r.status}`).join(', '),
         })
     } finally {
@@ -69,7 +80,7 @@ const contendedAccounts: Check = {
       await release().catch(() => undefined)
     }
     const rows = newRows(before, await ctx.bank.ledger()).filter((e) => e.from === from && e.to === to)
-    expectEqual(rows.length, transfers.length, `${transfers.length} transfers with distinct keys, ${transfers.length} ledger rows`)
+    expectEqual(rows.length, transfers.length, say('rows', { total: transfers.length }))
   },
 }
 

@@ -10,6 +10,7 @@
 // guarded one finds the owner changed and takes nothing, an unguarded one
 // takes the key from the retry that just took it.
 import { expectEqual, fail, type Check } from '../engine/check.ts'
+import { phrases } from '#harness/i18n/phrase.ts'
 import type { Reply } from '#harness/http.ts'
 import { firstOutside, momentOf } from './timeline.ts'
 import { expectExactlyOnce, holdInCore, pending, plan } from './inFlight.ts'
@@ -20,6 +21,20 @@ import { expectInFlight, moreInstances, waitFor } from './stage6Instances.ts'
 const LEASE_MS = 1_500
 /** The takers' own lease: long enough that the losers are judged while the winner still holds it, on any machine. */
 const TAKER_LEASE_MS = 30_000
+
+// What this module tells a learner, as templates the packs translate (i18n/<lang>.json, "messages": stage6Takeover.<key>).
+const say = phrases('stage6Takeover', {
+  keyNotStored: "no row of the layer's tables holds the key {key} of the crashed instance's claim: store each key as the client sent it",
+  retries: 'retries',
+  queuedBehindLock: 'queued behind the lock',
+  reachedCore: 'reached a core',
+  tookOver: '{retries} retries found the expired lease at once and {took} of them took the key over: each went on to execute',
+  atMostOne: 'at most one takeover; every other retry answered 409 request-in-flight',
+  inCores: '{took} retries in the cores',
+  lostRace: 'a retry that lost the race to take the key over',
+  tookNote: '{took} of {retries} simultaneous retries took the expired claim over',
+  winnerCompletes: 'the retry that took the key over completes once its core is released',
+})
 
 const simultaneousTakeovers: Check = {
   id: 'simultaneous-takeovers-once',
@@ -48,8 +63,7 @@ const simultaneousTakeovers: Check = {
     try {
       await Promise.all(takers.map((t) => t.core({ hold: true })))
       await locker.query('BEGIN')
-      if ((await lockRowsHolding(locker, key)) === 0)
-        fail(`no row of the layer's tables holds the key ${key} of the crashed instance's claim: store each key as the client sent it`)
+      if ((await lockRowsHolding(locker, key)) === 0) fail(say('keyNotStored', { key }))
       const answers: Reply[] = []
       const inCore = async () => (await Promise.all(takers.map((t) => t.core({})))).reduce((n, s) => n + s.inflight, 0)
       replies = takers.map((t) =>
@@ -61,17 +75,17 @@ const simultaneousTakeovers: Check = {
         ),
       )
       // Each retry has read the expired row and waits to write its takeover (or was answered, or is in a core).
-      await waitFor(takers.length, 'retries', 'queued behind the lock', async () => answers.length + (await inCore()) + (await lockWaiters(watcher)))
+      await waitFor(takers.length, say('retries'), say('queuedBehindLock'), async () => answers.length + (await inCore()) + (await lockWaiters(watcher)))
       await locker.query('ROLLBACK')
-      await waitFor(takers.length, 'retries', 'reached a core', async () => answers.length + (await inCore()))
+      await waitFor(takers.length, say('retries'), say('reachedCore'), async () => answers.length + (await inCore()))
       const took = await inCore()
       if (took > 1)
-        fail(`${takers.length} retries found the expired lease at once and ${took} of them took the key over: each went on to execute`, {
-          expected: 'at most one takeover; every other retry answered 409 request-in-flight',
-          got: `${took} retries in the cores`,
+        fail(say('tookOver', { retries: takers.length, took }), {
+          expected: say('atMostOne'),
+          got: say('inCores', { took }),
         })
-      for (const reply of answers) expectInFlight(reply, 'a retry that lost the race to take the key over')
-      ctx.note(`${took} of ${takers.length} simultaneous retries took the expired claim over`)
+      for (const reply of answers) expectInFlight(reply, say('lostRace'))
+      ctx.note(say('tookNote', { took, retries: takers.length }))
     } finally {
       await locker.query('ROLLBACK').catch(() => undefined)
       await Promise.all([locker.end(), watcher.end()])
@@ -79,7 +93,7 @@ const simultaneousTakeovers: Check = {
     }
     // The winner completes; with no winner (every retry refused), one more retry executes.
     const winner = (await Promise.all(replies)).find((r) => r.status === 201) ?? (await takers[0]!.transfer(a!.customer, body, { key }))
-    expectEqual(winner.status, 201, 'the retry that took the key over completes once its core is released', winner.exchange)
+    expectEqual(winner.status, 201, say('winnerCompletes'), winner.exchange)
     await expectExactlyOnce(ctx.bank, before, body, winner)
   },
 }

@@ -14,6 +14,7 @@
 // late to tell makes the round inconclusive instead of failing it.
 import type { GradeClock } from '#harness/gradeClock.ts'
 import { fail, type CheckContext } from '../engine/check.ts'
+import { type Line, phrases } from '#harness/i18n/phrase.ts'
 
 /** Date.now() has whole milliseconds; on a real clock, bounds derived from it get this much slack. */
 export const CLOCK_SLACK_MS = 20
@@ -48,8 +49,15 @@ export function decidedInside(clock: GradeClock, start: Moment, periodMs: number
   return clock.controlled || answeredAt < start.from + periodMs - CLOCK_SLACK_MS
 }
 
+// What these helpers tell a learner, as templates the packs translate (i18n/<lang>.json, "messages": timeline.<key>).
+const say = phrases('timeline', {
+  about: 'about {ms} ms',
+  inconclusiveRound: 'round {attempt} on the real clock: a probe was decided too late to tell (the machine stalled); again with a fresh key',
+  tooSlow: 'in {rounds} rounds on the real clock the server never answered a probe inside the period in time: the machine is too slow to grade this',
+})
+
 /** Milliseconds from `start` to `at`, as a report says it: exact, or "about". */
-export const elapsed = (start: Moment, at: number) => (isExact(start) ? `${at - start.to} ms` : `about ${at - start.to} ms`)
+export const elapsed = (start: Moment, at: number): Line => (isExact(start) ? `${at - start.to} ms` : say('about', { ms: at - start.to }))
 
 /** A span of the grade's clock as a report says it: milliseconds, and days, hours or minutes when that long. */
 export function span(ms: number): string {
@@ -82,9 +90,9 @@ const ROUNDS = 3
 export async function untilConclusive(ctx: CheckContext, round: () => Promise<'done' | 'inconclusive'>): Promise<void> {
   for (let attempt = 1; attempt <= ROUNDS; attempt++) {
     if ((await round()) === 'done') return
-    ctx.note(`round ${attempt} on the real clock: a probe was decided too late to tell (the machine stalled); again with a fresh key`)
+    ctx.note(say('inconclusiveRound', { attempt }))
   }
-  fail(`in ${ROUNDS} rounds on the real clock the server never answered a probe inside the period in time: the machine is too slow to grade this`)
+  fail(say('tooSlow', { rounds: ROUNDS }))
 }
 
 /**
