@@ -1,4 +1,4 @@
-// npm run serve -- <stage> [--solution] [--port N] [--fresh] [--demo] [--clock MS]
+// npm run serve -- <stage> [--solution] [--port N] [--fresh] [--demo] [--clock MS] [--lang L]
 // Runs a stage's server on 127.0.0.1:3000 to try it by hand with curl, with
 // one log line per request. Each stage keeps its own database file
 // (bank-NN-slug.sqlite), because each stage's key table has another shape;
@@ -15,14 +15,18 @@ import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { rmSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { parseArgsOrExit } from '#harness/cliArgs.ts'
+import { languageOrExit, parseArgsOrExit } from '#harness/cliArgs.ts'
 import { findStage, UnknownStageError, type Stage } from '#harness/course.ts'
+import { say } from '#harness/i18n/phrase.ts'
+import { t } from '#harness/i18n/messages.ts'
+import { stageText } from '#harness/i18n/packs.ts'
 import { createDemo, demoCurls } from './serveDemo.ts'
+import { serveLine } from './serveLines.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { isGraderToken, newGraderToken } from '#bank/auth.ts'
 import { LATEST_INSTANT_MS } from '#bank/config.ts'
 
-const USAGE = `usage: npm run serve -- [<stage>] [--solution] [--port N] [--fresh] [--demo] [--clock MS]
+const USAGE = `usage: npm run serve -- [<stage>] [--solution] [--port N] [--fresh] [--demo] [--clock MS] [--lang L]
 
   <stage>      0, stage0, or a slug such as unique-key (default 0)
   --solution   serve the reference solution instead of stages/
@@ -32,6 +36,8 @@ const USAGE = `usage: npm run serve -- [<stage>] [--solution] [--port N] [--fres
   --clock MS   the bank's clock stands at MS (ms since the epoch) until PUT /admin/clock
                moves it, as in a grade (a failing history's replay starts it so); the
                admin token is then adm_ and 32 hex digits, the only kind the bank obeys for that
+  --lang L     the language of these lines: en, zh-CN or ko (as npm run grade -- --help says);
+               the bank's own log stays English
   LAB_DB and LAB_ADMIN_TOKEN override the database file and the admin token
   (otherwise a new random token per run, printed at the start)`
 
@@ -43,10 +49,13 @@ const { values, positionals } = parseArgsOrExit(USAGE, {
     fresh: { type: 'boolean', default: false },
     demo: { type: 'boolean', default: false },
     clock: { type: 'string' },
+    lang: { type: 'string' },
   },
 })
+const lang = languageOrExit(values.lang)
+const tell = (line: Parameters<typeof say>[1]) => say(lang, line)
 if (positionals.length > 1) {
-  console.error(`unexpected argument ${positionals[1]}: serve takes one stage`)
+  console.error(tell(serveLine('oneStage', { argument: positionals[1]! })))
   console.error(USAGE)
   process.exit(2)
 }
@@ -58,16 +67,16 @@ const clockMs = values.clock === undefined ? undefined : clockOrExit(values.cloc
 // A token per run: one printed in a README would open every reader's bank.
 const adminToken = process.env.LAB_ADMIN_TOKEN ?? (clockMs === undefined ? `serve_${randomBytes(12).toString('hex')}` : newGraderToken())
 if (clockMs !== undefined && !isGraderToken(adminToken)) {
-  console.error(
-    '--clock: the bank moves its clock only for an admin token of adm_ and 32 hex digits; LAB_ADMIN_TOKEN is not one (leave it unset for a new one)',
-  )
+  console.error(tell(serveLine('clockToken')))
   process.exit(2)
 }
-console.log(`stage ${stage.number} · ${stage.title}\n  admin token: ${adminToken}\n  database:    ${db}`)
-if (clockMs !== undefined) console.log(`  clock:       stands at ${clockMs} (${new Date(clockMs).toISOString()}) until PUT /admin/clock moves it`)
+console.log(t(lang, 'header.stage', { number: stage.number, title: stageText(lang, stage).title }))
+console.log(tell(serveLine('adminToken', { token: adminToken })))
+console.log(tell(serveLine('database', { file: db })))
+if (clockMs !== undefined) console.log(tell(serveLine('clockStands', { ms: clockMs, iso: new Date(clockMs).toISOString() })))
 // The clock is the host's unless --clock asks: a LAB_CLOCK_NOW_MS left in the shell would date transfers in 1970.
 const { LAB_CLOCK_NOW_MS: shellClock, ...shellEnv } = process.env
-if (shellClock !== undefined) console.log(`  LAB_CLOCK_NOW_MS=${shellClock} ignored: a served bank runs on the host's clock, or on --clock's`)
+if (shellClock !== undefined) console.log(tell(serveLine('shellClockIgnored', { ms: shellClock })))
 const child = spawn(process.execPath, ['--import', 'tsx', resolve(repoRoot, 'bank/main.ts')], {
   cwd: repoRoot,
   stdio: 'inherit',
@@ -87,9 +96,9 @@ child.on('exit', (code) => process.exit(code ?? 0))
 if (values.demo) {
   const url = `http://127.0.0.1:${values.port}`
   createDemo(url, adminToken).then(
-    (demo) => console.log(demoCurls(url, adminToken, demo)),
+    (demo) => console.log(demoCurls(url, adminToken, demo, lang)),
     (error: Error) => {
-      console.error(`--demo: ${error.message}`)
+      console.error(tell(serveLine('demoFailed', { error: error.message })))
       child.kill('SIGTERM')
     },
   )
@@ -99,7 +108,7 @@ if (values.demo) {
 function clockOrExit(text: string): number {
   const ms = Number(text)
   if (/^\d+$/.test(text) && Number.isSafeInteger(ms) && ms <= LATEST_INSTANT_MS) return ms
-  console.error(`--clock ${text}: milliseconds since the epoch, a whole number from 0 to ${LATEST_INSTANT_MS}`)
+  console.error(tell(serveLine('clockValue', { text, latest: LATEST_INSTANT_MS })))
   console.error(USAGE)
   process.exit(2)
 }

@@ -4,6 +4,8 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { request } from 'undici'
+import type { Lang } from '#harness/i18n/language.ts'
+import { serveLine } from './serveLines.ts'
 
 export type Demo = { clientId: string; apiKey: string; accounts: [string, string]; balance: number; amount: number; key: string }
 
@@ -43,7 +45,7 @@ export async function createDemo(url: string, adminToken: string, waitMs = 60_00
 /** POSIX shell quoting that leaves URLs readable (shell-quote escapes every ":"). */
 const quote = (args: string[]) => args.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`)).join(' ')
 
-export function demoCurls(url: string, adminToken: string, d: Demo): string {
+export function demoCurls(url: string, adminToken: string, d: Demo, lang: Lang = 'en'): string {
   const transfer = quote([
     'curl',
     '-si',
@@ -63,14 +65,14 @@ export function demoCurls(url: string, adminToken: string, d: Demo): string {
   const won = (n: number) => `₩${n.toLocaleString('en')}`
   return [
     '',
-    `demo: client ${d.clientId} (API key ${d.apiKey})`,
-    `      accounts ${d.accounts[0]} and ${d.accounts[1]}, ${won(d.balance)} each`,
+    serveLine('demoClient', { client: d.clientId, apiKey: d.apiKey }).in(lang),
+    serveLine('demoAccounts', { first: d.accounts[0], second: d.accounts[1], balance: won(d.balance) }).in(lang),
     '',
-    `# 1. a transfer of ${won(d.amount)}, with an Idempotency-Key`,
+    serveLine('demoTransfer', { amount: won(d.amount) }).in(lang),
     transfer,
-    '# 2. its retry: the very same line, as a client that lost the answer sends it',
+    serveLine('demoRetry').in(lang),
     transfer,
-    '# 3. the ledger: how many times did the money move?',
+    serveLine('demoLedger').in(lang),
     ledger,
     '',
   ].join('\n')
