@@ -38,7 +38,7 @@ describe('classifyFailure', () => {
   })
 
   it('a timeout: status timeout, the request still waiting for its answer, and the log', () => {
-    const got = classifyFailure(new TimeoutError(4000), [healthy], { recorded: [first, last], unanswered: [waiting] })
+    const got = inEnglish(classifyFailure(new TimeoutError(4000), [healthy], { recorded: [first, last], unanswered: [waiting] }))
     expect(got).toEqual({
       status: 'timeout',
       message: 'timed out after 4000 ms',

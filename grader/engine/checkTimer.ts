@@ -2,10 +2,18 @@
 // time spent getting instances and starting servers (a restart after a crash,
 // an extra instance) is left out, so a slow start inside a check is never a
 // check timeout.
+import { type Phrase, phrases } from '#harness/i18n/phrase.ts'
+
+// What a timeout tells the learner, as a template the packs translate (i18n/<lang>.json, "messages": checkTimer.<key>).
+const say = phrases('checkTimer', { timedOut: 'timed out after {ms} ms' })
 
 export class TimeoutError extends Error {
+  /** The message in the learner's language (its English is the message). */
+  readonly said: Phrase
   constructor(timeoutMs: number) {
-    super(`timed out after ${timeoutMs} ms`)
+    const said = say('timedOut', { ms: timeoutMs })
+    super(String(said))
+    this.said = said
   }
 }
 

@@ -74,8 +74,7 @@ function classifyError(error: unknown, trace: CheckTrace): ClassifiedFailure {
       failure: { exchange: [...trace.unanswered][0] ?? trace.recorded.at(-1) },
       hung: true,
     }
-  if (error instanceof TimeoutError)
-    return { status: 'timeout', message: error.message, failure: { exchange: [...trace.unanswered][0] ?? trace.recorded.at(-1) } }
+  if (error instanceof TimeoutError) return { status: 'timeout', message: error.said, failure: { exchange: [...trace.unanswered][0] ?? trace.recorded.at(-1) } }
   if (error instanceof CheckFailure) return { status: 'fail', message: error.said, failure: { ...error.details } }
   if (error instanceof NotJudged) return { status: 'not-judged', message: error.said, failure: undefined, blockedBy: error.blockedBy }
   if (error instanceof ServerStartError) {
