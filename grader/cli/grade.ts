@@ -9,7 +9,7 @@ import { gradeAll } from './gradeAll.ts'
 import { exitUnlessInterrupted, installSignalCleanup, interrupted } from '#harness/processes.ts'
 import { nextStep } from '../output/nextStep.ts'
 import { LOOP_OPTIONS, LOOP_USAGE, LoopOptionError, loopGradeOptions } from './options.ts'
-import { refusal, UsageError } from './usageErrors.ts'
+import { refusal, UsageError, unknownStage } from './usageErrors.ts'
 import { t } from '#harness/i18n/messages.ts'
 import {
   printCheck,
@@ -297,12 +297,7 @@ main().then(
       error instanceof ResultFormatError
     ) {
       // The learner's mistakes are said in their language; an instructor's setup problems (a roster, a sandbox) in English.
-      const said =
-        error instanceof UsageError
-          ? error.said
-          : error instanceof UnknownStageError
-            ? refusal('unknownStage', { name: error.stageName, stages: error.stages })
-            : error.message
+      const said = error instanceof UsageError ? error.said : error instanceof UnknownStageError ? unknownStage(error) : error.message
       console.error(chalk.red(say(languageOfCommandLine(), said)))
       console.error(USAGE)
     } else console.error(chalk.red('the grader itself failed:'), error)

@@ -4,7 +4,9 @@
 // (hints.ts, which watch's h key shares), in the learner's language (--lang,
 // harness/i18n/language.ts) when the pack has the stage.
 import chalk from 'chalk'
-import { languageOrExit, parseArgsOrExit } from '#harness/cliArgs.ts'
+import { languageOfCommandLine, languageOrExit, parseArgsOrExit } from '#harness/cliArgs.ts'
+import { say } from '#harness/i18n/phrase.ts'
+import { unknownStage } from './usageErrors.ts'
 import { findStage, UnknownStageError } from '#harness/course.ts'
 import { t } from '#harness/i18n/messages.ts'
 import { printHints, resetHints, revealNext } from './hints.ts'
@@ -38,6 +40,6 @@ function main(): number {
 try {
   process.exitCode = main()
 } catch (error) {
-  console.error(chalk.red((error as Error).message))
+  console.error(chalk.red(error instanceof UnknownStageError ? say(languageOfCommandLine(), unknownStage(error)) : (error as Error).message))
   process.exitCode = error instanceof UnknownStageError ? 2 : 1
 }

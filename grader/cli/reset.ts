@@ -6,7 +6,9 @@
 // otherwise refuses in one line. Nothing outside stages/<folder> is touched.
 import { createInterface } from 'node:readline/promises'
 import chalk from 'chalk'
-import { languageOrExit, parseArgsOrExit } from '#harness/cliArgs.ts'
+import { languageOfCommandLine, languageOrExit, parseArgsOrExit } from '#harness/cliArgs.ts'
+import { say } from '#harness/i18n/phrase.ts'
+import { unknownStage } from './usageErrors.ts'
 import { findStage, UnknownStageError } from '#harness/course.ts'
 import type { Lang } from '#harness/i18n/language.ts'
 import { t } from '#harness/i18n/messages.ts'
@@ -91,7 +93,9 @@ main().then(
     process.exitCode = code
   },
   (error) => {
-    console.error(chalk.red(error instanceof UnknownStageError ? error.message : `npm run reset failed: ${(error as Error).message}`))
+    console.error(
+      chalk.red(error instanceof UnknownStageError ? say(languageOfCommandLine(), unknownStage(error)) : `npm run reset failed: ${(error as Error).message}`),
+    )
     if (error instanceof UnknownStageError) console.error(USAGE)
     process.exitCode = error instanceof UnknownStageError ? 2 : 1
   },

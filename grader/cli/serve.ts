@@ -22,6 +22,7 @@ import { t } from '#harness/i18n/messages.ts'
 import { stageText } from '#harness/i18n/packs.ts'
 import { createDemo, demoCurls } from './serveDemo.ts'
 import { serveLine } from './serveLines.ts'
+import { unknownStage } from './usageErrors.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { isGraderToken, newGraderToken } from '#bank/auth.ts'
 import { LATEST_INSTANT_MS } from '#bank/config.ts'
@@ -119,7 +120,7 @@ function stageOrExit(name: string): Stage {
     return findStage(name)
   } catch (error) {
     if (!(error instanceof UnknownStageError)) throw error
-    console.error(error.message)
+    console.error(tell(unknownStage(error)))
     console.error(USAGE)
     process.exit(2)
   }

@@ -2,7 +2,8 @@
 // (--keep with --repeat, a seed that is not a number): one line in the
 // learner's language, then the usage. Its own module, without a main, so that
 // the phrasebook (grader/phrasebook.ts) registers its templates for i18n:status.
-import { type Line, phrases } from '#harness/i18n/phrase.ts'
+import type { UnknownStageError } from '#harness/course.ts'
+import { type Line, type Phrase, phrases } from '#harness/i18n/phrase.ts'
 
 /** A command line the grade command refuses: `said` is told in the learner's language, its English is the message. */
 export class UsageError extends Error {
@@ -33,3 +34,6 @@ export const refusal = phrases('usage', {
   startTimeoutSeconds: '--start-timeout takes a number of seconds',
   unknownStage: 'unknown stage "{name}". Stages: {stages}',
 })
+
+/** An unknown stage on any command's line, said as a refusal. */
+export const unknownStage = (error: UnknownStageError): Phrase => refusal('unknownStage', { name: error.stageName, stages: error.stages })
