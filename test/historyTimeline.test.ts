@@ -143,7 +143,7 @@ const SHOWN = {
   rerun: 'npm run grade -- 6 --seed 42 --only histories-6',
 }
 const isRequest = (s: Step) => s.op?.op === 'send'
-const isHeldOrKilled = (s: Step) => /^(held|killed)/.test(s.answer)
+const isHeldOrKilled = (s: Step) => /^(held|killed)/.test(String(s.answer))
 /** Arrows the diagram draws: one per request, and one back per answer that came (a release's or a let-go's included). */
 const REQUESTS = RUN.steps.filter(isRequest).length
 const ANSWERS = RUN.steps.filter((s) => (isRequest(s) && !isHeldOrKilled(s)) || s.op?.op === 'release' || s.op?.op === 'let-go').length

@@ -12,6 +12,7 @@ import type { BankClient, Customer, Ledger } from '#harness/bankClient.ts'
 import type { GradeClock } from '#harness/gradeClock.ts'
 import { Reply, type Exchange, type RequestSpec } from '#harness/http.ts'
 import { Rng } from '#harness/rng.ts'
+import { type Line, listOf, type Phrase, phrases } from '#harness/i18n/phrase.ts'
 import { courseRuleLabel, type CourseRule } from '../engine/courseRule.ts'
 import { serialize } from '../checks/jsonVariants.ts'
 import {
@@ -47,9 +48,9 @@ export type Step = {
   instance: number | undefined
   /** The key slot's label (k0, k1), a fresh key's, or none. */
   key: string | undefined
-  what: string
-  answer: string
-  clock?: string
+  what: Line
+  answer: Line
+  clock?: Line
   ledger?: string
   exchange?: Exchange
   /** The operation, as generated: what a replay of the step does (a request, or an admin call to the core or the clock). */
@@ -61,7 +62,7 @@ export type Step = {
 /** A history's two clients as the server knows them: what a replay needs to recreate them. */
 export type Party = { label: 'A' | 'B'; name: string; apiKey: string; accounts: [string, string]; openingBalance: number }
 
-export type Mismatch = { step: number; expected: string; got: string; rule?: CourseRule; exchange?: Exchange }
+export type Mismatch = { step: number; expected: Line; got: Line; rule?: CourseRule; exchange?: Exchange }
 
 /**
  * `mismatch`: the first answer or ledger the contract does not allow (the run
@@ -112,6 +113,104 @@ export type HistoryEnv = {
   restarts: { left: number }
 }
 
+// What this module tells a learner, as templates the packs translate (i18n/<lang>.json, "messages": runHistory.<key>).
+const say = phrases('runHistory', {
+  heldAlone: 'held alone in the core',
+  heldInCore: 'held in the core',
+  waitsInCore: 'it reached the core and is waiting there: it executes',
+  killedAfterCommit: 'killed after the commit ({status}), answer lost; restarted',
+  answeredAtOnce: '{got}: answered at once, where it executes and waits in the held core',
+  noAnswerWithin: 'no answer within {seconds} s',
+  noAnswerNothingInCore: 'no answer within {seconds} s, and nothing reached the core',
+  noAnswerRelease: 'no answer within {seconds} s of the release',
+  answeredThoughKilled: '{answer}; answered {got} although its server was killed',
+  killedWithServer: '{answer}; killed with its server (nothing committed)',
+  skipNoneAlone: 'no request is held alone',
+  skipCoreHoldsEvery: 'its core holds every call',
+  stepsRequest: "{what}: step {step}'s request",
+  heldAnswer: '{key}: {answer}',
+  nothingHeld: 'nothing was held',
+  letGoToFail: '{what}, let go to fail in the core: {expectation}',
+  releasedTo: '{what}, released: {expectation}',
+  skipAlreadyHeld: 'already held or about to fail',
+  coreHoldsEvery: 'the core holds every call',
+  skipNothingHeld: 'nothing held',
+  skipHeldOrFailing: 'the core is held or already failing',
+  nextCallFails: 'its next call fails',
+  skipNoFreeCore: 'no instance with a free core',
+  skipEmpty: 'the account is empty',
+  clockBoundary: "+{ms} ms (k{key}'s {to})",
+  clockPurge: '+{ms} ms (the purge interval)',
+  skipNoRestart: 'no restart left in this check',
+  restarted: 'SIGKILL, restarted',
+  notArmed: '{what} (not armed: no restart left in this check)',
+  ledgerExpected: 'the ledger: {rows} row(s); {balances}',
+  ledgerGot: '{rows} row(s); {balances}',
+  purgeStep: 'the purge interval passes; {topUp}, under a fresh key; the key table is read',
+  topUpKey: "a top-up's key",
+  expiredKept: '{key} expired: still kept',
+  expiredGone: '{key} expired: gone',
+  rememberedKept: '{key} remembered: kept',
+  rememberedNoRow: '{key} remembered: no row',
+  rememberedUntilTtl: '{key} is remembered until its TTL: a row of the layer still holds it',
+  noRowHolds: 'no row of the layer holds {key} ({value})',
+  purgeExpected: 'no row holding an expired key after a request past the purge interval ({ms} ms), whichever client used it',
+  stillIn: '{key} ({value}) still in {rows}',
+  tableRows: '{table}: {n} row(s)',
+  skipped: '(skipped: {why})',
+  notFirstBytes: "{got}: not the first answer's bytes (HTTP {status} {body})",
+  headersDiffer: '{got}: Content-Type {type}, Location {location}, where the first answer had {firstType}, {firstLocation}',
+  none: '(none)',
+  retryAfterWrong: '{got}{missing}, where the lease has {left} s left',
+  withoutRetryAfter: ' without Retry-After',
+  replayUnmarked: '{got}: a replay without Idempotent-Replayed: true',
+  markedNotReplay: '{got}: marked Idempotent-Replayed, but this is not a replay',
+  policyWrong: '{got}: Idempotency-Key-Policy {header}, where ttl={ttl}, lease={lease}, scope="client route" belongs',
+  fieldsOff: '{got}: {fields}{replayed}',
+  fieldOff: '{name} {got} where {want} belongs',
+  noTransferId: 'no transfer id',
+  firstReplayed: ' (the first answer, replayed)',
+  notMarked: ', not marked Idempotent-Replayed',
+  executes201: 'it executes: 201, balanceAfter {balance}{marker}',
+  executesRefused: 'it executes, and the bank refuses it: {status} {type}{marker}',
+  coreFails: 'it executes and the core fails: 503, nothing moves',
+  alreadyProcessed: '200 already-processed: the key was seen, nothing executes',
+  replaySeen: 'the first answer replayed: {status} {body}, marked Idempotent-Replayed',
+  replayLost: 'the first answer (lost in the crash) replayed: {status}, marked Idempotent-Replayed',
+  keyReused: '422 idempotency-key-reused: another body under a used key, nothing executes',
+  inFlight: '409 request-in-flight with Retry-After {range}: the first request holds the key',
+  claimLost: '409 idempotency-claim-lost: its claim was taken over, its transfer rolls back',
+  keyMissing: '400 idempotency-key-missing, nothing executes',
+  keyMalformed: '400 idempotency-key-malformed: RFC 8941 refuses that quoted form, nothing executes',
+  noAnswer: 'no answer ({why})',
+  replayedMarker: '{answer}, replayed',
+  send: 'client {client} {path} intent {intent} ({intentText}) {key}{change}{headers}{crash}{alone}',
+  noKey: 'no key',
+  quoted: ' (quoted)',
+  upperCased: ' (upper-cased)',
+  malformedForm: ' (quoted, {form}: malformed)',
+  keyForm: '{key}{form}',
+  reserialized: ', body re-serialized',
+  fieldChanged: ', {field} changed',
+  crashAfterCommit: ', crash after the commit',
+  heldAloneOp: ', its core call held alone',
+  hold: 'the core holds',
+  release: 'the core releases',
+  letGoFail: "the core lets k{key}'s held request fail (503)",
+  letGoOn: "the core lets k{key}'s held request go on",
+  coreFailsOnce: 'the core will fail once',
+  topUp: 'client {client} tops up its first account',
+  drain: 'client {client} drains its first account into its second',
+  clockTo: "the clock moves to k{key}'s {to}",
+  clockSecond: 'the clock moves to one second later',
+  crash: 'SIGKILL and restart',
+  pays: '{owner} pays ₩{amount} to {to}',
+  deposits: '{owner} deposits ₩{amount} to {to}',
+  missingAccount: 'a missing account',
+  ownAccount: 'own account',
+  otherClients: "the other client's",
+})
+
 /** SPELLING_COUNT spellings of each route that Express routes there (CONTRACT.md, Route names). */
 const SPELLINGS = {
   transfers: ['/transfers', '/TRANSFERS/', '/Transfers', '/TRANSFERS', '/transfers/'],
@@ -121,7 +220,7 @@ const OPENING_BALANCE = 40_000
 
 class Stop extends Error {
   constructor(readonly mismatch: Mismatch) {
-    super(mismatch.expected)
+    super(String(mismatch.expected))
   }
 }
 
@@ -156,7 +255,7 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
     openingBalance: OPENING_BALANCE,
   }))
 
-  const stop = (step: Step, expected: string, got: string, exchange?: Exchange, rule?: CourseRule): never => {
+  const stop = (step: Step, expected: Line, got: Line, exchange?: Exchange, rule?: CourseRule): never => {
     throw new Stop({ step: step.index, expected, got, rule, exchange })
   }
 
@@ -210,8 +309,8 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
       const seen = await heldOrAnswered(inst, reply, pending.filter((p) => p.instance === at).length, alone ? known : undefined)
       if (typeof seen === 'number' || seen === 'held') {
         const waiting = plans.filter(executes)
-        step.answer = alone ? 'held alone in the core' : 'held in the core'
-        if (waiting.length === 0) stop(step, expectation(lead(), plans[0]!.allowed), 'it reached the core and is waiting there: it executes')
+        step.answer = alone ? say('heldAlone') : say('heldInCore')
+        if (waiting.length === 0) stop(step, expectation(lead(), plans[0]!.allowed), say('waitsInCore'))
         models = waiting.map((p) => p.m)
         for (const m of models) claim(m, r)
         pending.push({ request: r, instance: at, reply, step, ...(typeof seen === 'number' ? { call: seen, keySlot: alone?.keySlot } : {}) })
@@ -236,7 +335,7 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
           claim(m, r)
           complete(m, r, outcome, { seen: false, outcome })
         }
-        step.answer = `killed after the commit (${bankOutcome(lead(), r).status}), answer lost; restarted`
+        step.answer = say('killedAfterCommit', { status: bankOutcome(lead(), r).status })
         await restart(inst)
         return
       }
@@ -267,7 +366,7 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
         got instanceof Error
           ? { got: step.answer, rule: undefined }
           : p.heldExpected
-            ? { got: `${step.answer}: answered at once, where it executes and waits in the held core`, rule: undefined }
+            ? { got: say('answeredAtOnce', { got: step.answer }), rule: undefined }
             : deviation(p.m, got, p.allowed),
     }))
     let kept = judged.filter((p) => !p.wrong)
@@ -299,7 +398,7 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
   async function answerOf(inst: Instance, spec: RequestSpec): Promise<Reply | Error> {
     const reply = inst.bank.send(spec).catch((e: Error) => e)
     const timeout = new Promise<Error>((resolve) =>
-      setTimeout(() => resolve(new Error(`no answer within ${env.answerTimeoutMs / 1000} s`)), env.answerTimeoutMs).unref(),
+      setTimeout(() => resolve(new NoAnswer(say('noAnswerWithin', { seconds: env.answerTimeoutMs / 1000 }))), env.answerTimeoutMs).unref(),
     )
     return Promise.race([reply, timeout])
   }
@@ -325,7 +424,7 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
       if (alone !== undefined) return alone
       if (!known && state.inflight > heldBefore) return 'held'
       if (answered) return answered
-      if (Date.now() > deadline) return new Error(`no answer within ${env.answerTimeoutMs / 1000} s, and nothing reached the core`)
+      if (Date.now() > deadline) return new NoAnswer(say('noAnswerNothingInCore', { seconds: env.answerTimeoutMs / 1000 }))
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
   }
@@ -340,8 +439,8 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
       const lost = await p.reply
       // Its request, for the replay of the history, though it never had an answer.
       p.step.exchange ??= exchangeOf(lost)
-      if (!(lost instanceof Error)) p.step.answer += `; answered ${describe(lost)} although its server was killed`
-      else p.step.answer += '; killed with its server (nothing committed)'
+      p.step.answer =
+        lost instanceof Error ? say('killedWithServer', { answer: p.step.answer }) : say('answeredThoughKilled', { answer: p.step.answer, got: describe(lost) })
     }
   }
 
@@ -357,9 +456,9 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
   async function letGo(step: Step, op: Extract<Op, { op: 'let-go' }>): Promise<void> {
     const alone = pending.filter((p) => p.call !== undefined)
     const p = alone.find((p) => p.keySlot === op.key) ?? alone[0]
-    if (!p) return skip(step, 'no request is held alone')
-    if (cores[p.instance]!.held) return skip(step, 'its core holds every call')
-    Object.assign(step, { instance: p.instance, key: p.step.key, what: `${step.what}: step ${p.step.index}'s request` })
+    if (!p) return skip(step, say('skipNoneAlone'))
+    if (cores[p.instance]!.held) return skip(step, say('skipCoreHoldsEvery'))
+    Object.assign(step, { instance: p.instance, key: p.step.key, what: say('stepsRequest', { what: step.what, step: p.step.index }) })
     await env.instances[p.instance]!.bank.core({ letGo: { call: p.call!, fails: op.fails } })
     // Let go to go on, it meets a failure armed since (core-fails): it fails there, and spends it.
     const core = cores[p.instance]!
@@ -376,7 +475,7 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
         Promise.race([
           p.reply,
           new Promise<Error>((resolve) =>
-            setTimeout(() => resolve(new Error(`no answer within ${env.answerTimeoutMs / 1000} s of the release`)), env.answerTimeoutMs).unref(),
+            setTimeout(() => resolve(new NoAnswer(say('noAnswerRelease', { seconds: env.answerTimeoutMs / 1000 }))), env.answerTimeoutMs).unref(),
           ),
         ]),
       ),
@@ -391,7 +490,12 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
       if ('model' in one) settled.push(one)
       else firstTry ??= one.failed
     }
-    step.answer = held.map((p, i) => `${p.step.key}: ${describe(answers[i]!)}`).join('; ') || 'nothing was held'
+    step.answer = held.length
+      ? listOf(
+          held.map((p, i) => say('heldAnswer', { key: p.step.key ?? '', answer: describe(answers[i]!) })),
+          'semicolon',
+        )
+      : say('nothingHeld')
     if (settled.length === 0) stop(step, firstTry!.expected, firstTry!.got, firstTry!.exchange, firstTry!.rule)
     // As in narrow(): the candidates that allow every answer; a course rule missed counts only when every candidate saw it missed.
     const clean = settled.filter((s) => !s.convention)
@@ -437,7 +541,7 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
         if (wrong) {
           const mismatch = {
             step: p.step.index,
-            expected: `${p.step.what}, ${fails ? 'let go to fail in the core' : 'released'}: ${expectation(trial, allowed)}`,
+            expected: say(fails ? 'letGoToFail' : 'releasedTo', { what: p.step.what, expectation: expectation(trial, allowed) }),
             got: wrong.got,
             rule: wrong.rule,
             exchange: exchangeOf(got),
@@ -472,32 +576,32 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
         return sendOp(op, step)
       case 'hold': {
         const at = op.instance
-        if (cores[at]!.held || cores[at]!.failNext) return skip(step, 'already held or about to fail')
+        if (cores[at]!.held || cores[at]!.failNext) return skip(step, say('skipAlreadyHeld'))
         await env.instances[at]!.bank.core({ hold: true })
         cores[at]!.held = true
-        step.answer = 'the core holds every call'
+        step.answer = say('coreHoldsEvery')
         return
       }
       case 'release':
-        if (!cores[op.instance]!.held) return skip(step, 'nothing held')
+        if (!cores[op.instance]!.held) return skip(step, say('skipNothingHeld'))
         return releaseCore(step, op.instance)
       case 'let-go':
         return letGo(step, op)
       case 'core-fails': {
         const at = op.instance
-        if (cores[at]!.held || cores[at]!.failNext) return skip(step, 'the core is held or already failing')
+        if (cores[at]!.held || cores[at]!.failNext) return skip(step, say('skipHeldOrFailing'))
         await env.instances[at]!.bank.core({ failNext: 1 })
         cores[at]!.failNext = true
-        step.answer = 'its next call fails'
+        step.answer = say('nextCallFails')
         return
       }
       case 'top-up':
       case 'drain': {
         const at = cores.findIndex((c) => !c.held && !c.failNext)
-        if (at < 0) return skip(step, 'no instance with a free core')
+        if (at < 0) return skip(step, say('skipNoFreeCore'))
         const [source, target] = accounts[op.client]!
         const balance = lead().accounts.get(source!)!.balance
-        if (op.op === 'drain' && balance === 0) return skip(step, 'the account is empty')
+        if (op.op === 'drain' && balance === 0) return skip(step, say('skipEmpty'))
         const key = rng.uuid()
         const body = op.op === 'top-up' ? { to: source!, amount: 20_000 } : { from: source!, to: target!, amount: balance }
         const route = op.op === 'top-up' ? 'POST /deposits' : 'POST /transfers'
@@ -517,16 +621,16 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
         const from = env.clock.now()
         await env.clock.moveTo(to)
         for (const m of models) m.now = env.clock.now()
-        step.clock = `+${to - from} ms${bounds && op.to !== 'second' && target === to ? ` (k${op.key}'s ${op.to})` : ''}`
+        step.clock = bounds && op.to !== 'second' && target === to ? say('clockBoundary', { ms: to - from, key: op.key, to: op.to }) : `+${to - from} ms`
         step.answer = ''
         return
       }
       case 'crash': {
-        if (env.restarts.left <= 0) return skip(step, 'no restart left in this check')
+        if (env.restarts.left <= 0) return skip(step, say('skipNoRestart'))
         env.restarts.left--
         const inst = env.instances[op.instance]!
         await restart(inst)
-        step.answer = 'SIGKILL, restarted'
+        step.answer = say('restarted')
         return
       }
     }
@@ -561,7 +665,7 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
       ...(op.extraHeaders.length ? { headers: Object.fromEntries(op.extraHeaders.map((h) => [h, LIBRARY_HEADERS[h]])) } : {}),
     })
     const canCrash = op.crashAfterCommit && env.faultPoint && env.restarts.left > 0
-    if (op.crashAfterCommit && !canCrash) step.what += ' (not armed: no restart left in this check)'
+    if (op.crashAfterCommit && !canCrash) step.what = say('notArmed', { what: step.what })
     // Held alone only where nothing else would catch its call: a core held whole or failing, or a crash armed.
     const core = cores[op.instance]!
     const alone = op.holdAlone && env.holdAlone && !canCrash && !core.held && !core.failNext
@@ -591,8 +695,8 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
       const m = lead()
       stop(
         step,
-        `the ledger: ${m.entries} row(s); ${[...m.accounts.values()].map((a) => `${label(a.id)} ₩${a.balance}`).join(', ')}`,
-        `${now.rows} row(s); ${[...m.accounts.values()].map((a) => `${label(a.id)} ₩${now.get(a.id)}`).join(', ')}`,
+        say('ledgerExpected', { rows: m.entries, balances: [...m.accounts.values()].map((a) => `${label(a.id)} ₩${a.balance}`).join(', ') }),
+        say('ledgerGot', { rows: now.rows, balances: [...m.accounts.values()].map((a) => `${label(a.id)} ₩${now.get(a.id)}`).join(', ') }),
         step.exchange,
       )
     }
@@ -613,14 +717,14 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
     steps.push(step)
     const from = env.clock.now()
     await env.clock.advance(purgeIntervalMs(lead().periods.ttlMs))
-    step.clock = `+${env.clock.now() - from} ms (the purge interval)`
+    step.clock = say('clockPurge', { ms: env.clock.now() - from })
     await perform({ op: 'top-up', client: 1 }, step)
-    step.what = `the purge interval passes; ${describeOp({ op: 'top-up', client: 1 }, history)}, under a fresh key; the key table is read`
-    if (step.answer.startsWith('(skipped')) return
+    step.what = say('purgeStep', { topUp: describeOp({ op: 'top-up', client: 1 }, history) })
+    if (String(step.answer).startsWith('(skipped')) return
     await checkLedger(step)
     const m = lead()
     m.now = env.clock.now()
-    const label = (key: string) => (keys.indexOf(key) >= 0 ? `k${keys.indexOf(key)}` : "a top-up's key")
+    const label = (key: string): Line => (keys.indexOf(key) >= 0 ? `k${keys.indexOf(key)}` : say('topUpKey'))
     // A key string may stand for several rows (stage 5 scopes it by client and route): it must be gone only when every one of them is.
     const purged = new Set(purgeable(m))
     const scopes = [...m.keys.keys()]
@@ -639,22 +743,27 @@ export async function runHistory(env: HistoryEnv, history: History, runSeed: num
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
     const kept = await Promise.all([...live].map(async (key) => [key, await rowsOf(key)] as const))
-    step.answer = [
-      ...gone.map((key) => `${label(key)} expired: ${left.some(([k]) => k === key) ? 'still kept' : 'gone'}`),
-      ...kept.map(([key, rows]) => `${label(key)} remembered: ${rows.length ? 'kept' : 'no row'}`),
-    ].join('; ')
+    step.answer = listOf(
+      [
+        ...gone.map((key) => say(left.some(([k]) => k === key) ? 'expiredKept' : 'expiredGone', { key: label(key) })),
+        ...kept.map(([key, rows]) => say(rows.length ? 'rememberedKept' : 'rememberedNoRow', { key: label(key) })),
+      ],
+      'semicolon',
+    )
     // A layer may keep keys in a form the grader cannot find (hashed, say): a missing row counts only when others are found.
     const findsKeys = left.length > 0 || kept.some(([, rows]) => rows.length > 0)
     const lost = kept.find(([, rows]) => rows.length === 0)
-    if (lost && findsKeys)
-      stop(step, `${label(lost[0])} is remembered until its TTL: a row of the layer still holds it`, `no row of the layer holds ${label(lost[0])} (${lost[0]})`)
+    if (lost && findsKeys) stop(step, say('rememberedUntilTtl', { key: label(lost[0]) }), say('noRowHolds', { key: label(lost[0]), value: lost[0] }))
     if (gone.length && !left.length) reached.add(PURGE_TRANSITION)
     if (left.length) env.purgeWait.ms = 0
     if (left.length)
       convention ??= {
         step: step.index,
-        expected: `no row holding an expired key after a request past the purge interval (${purgeIntervalMs(m.periods.ttlMs)} ms), whichever client used it`,
-        got: left.map(([key, rows]) => `${label(key)} (${key}) still in ${rows.map(([t, n]) => `${t}: ${n} row(s)`).join(', ')}`).join('; '),
+        expected: say('purgeExpected', { ms: purgeIntervalMs(m.periods.ttlMs) }),
+        got: listOf(
+          left.map(([key, rows]) => say('stillIn', { key: label(key), value: key, rows: listOf(rows.map(([table, n]) => say('tableRows', { table, n }))) })),
+          'semicolon',
+        ),
         rule: 'purge',
       }
   }
@@ -704,8 +813,8 @@ async function cleanUp(env: HistoryEnv, pending: Pending[]): Promise<void> {
   for (const [i, reply] of (await Promise.all(pending.map((p) => p.reply))).entries()) pending[i]!.step.exchange ??= exchangeOf(reply)
 }
 
-function skip(step: Step, why: string): void {
-  step.answer = `(skipped: ${why})`
+function skip(step: Step, why: Line): void {
+  step.answer = say('skipped', { why })
 }
 
 const routeOf = (intent: IntentSpec) => (intent.route === 'transfers' ? 'POST /transfers' : 'POST /deposits') as Request['route']
@@ -773,7 +882,7 @@ function retyped(metadata: Record<string, unknown>): Record<string, unknown> {
 const MARKER = 'idempotent-replayed'
 
 /** What is wrong with `reply` as the answer `allowed`, or undefined when nothing is. */
-export function deviation(m: ModelState, reply: Reply, allowed: Allowed): { got: string; rule?: CourseRule } | undefined {
+export function deviation(m: ModelState, reply: Reply, allowed: Allowed): { got: Line; rule?: CourseRule } | undefined {
   const got = describe(reply)
   const body = reply.json
   const type = body?.type
@@ -790,10 +899,16 @@ export function deviation(m: ModelState, reply: Reply, allowed: Allowed): { got:
         const s = allowed.stored
         if (!s.seen) return outcomeDeviation(reply, s.outcome, true)
         const h = reply.headers
-        if (reply.status !== s.status || reply.text !== s.body) return { got: `${got}: not the first answer's bytes (HTTP ${s.status} ${short(s.body)})` }
+        if (reply.status !== s.status || reply.text !== s.body) return { got: say('notFirstBytes', { got, status: s.status, body: short(s.body) }) }
         if (h['content-type'] !== s.contentType || h.location !== s.location)
           return {
-            got: `${got}: Content-Type ${h['content-type']}, Location ${h.location ?? '(none)'}, where the first answer had ${s.contentType}, ${s.location ?? '(none)'}`,
+            got: say('headersDiffer', {
+              got,
+              type: h['content-type'] ?? '',
+              location: h.location ?? say('none'),
+              firstType: s.contentType ?? '',
+              firstLocation: s.location ?? say('none'),
+            }),
           }
         return undefined
       }
@@ -812,7 +927,11 @@ export function deviation(m: ModelState, reply: Reply, allowed: Allowed): { got:
         const [lo, hi] = allowed.retryAfter
         if (!Number.isInteger(ra) || ra < lo || ra > hi)
           return {
-            got: `${got}${reply.headers['retry-after'] === undefined ? ' without Retry-After' : ''}, where the lease has ${lo === hi ? lo : `${lo}–${hi}`} s left`,
+            got: say('retryAfterWrong', {
+              got,
+              missing: reply.headers['retry-after'] === undefined ? say('withoutRetryAfter') : '',
+              left: lo === hi ? lo : `${lo}–${hi}`,
+            }),
             rule: 'retryAfter' as CourseRule,
           }
         return undefined
@@ -825,7 +944,7 @@ export function deviation(m: ModelState, reply: Reply, allowed: Allowed): { got:
     const present = reply.headers[MARKER] !== undefined
     if (present !== required.marker.present || (present && reply.headers[MARKER] !== 'true'))
       return {
-        got: required.marker.present ? `${got}: a replay without Idempotent-Replayed: true` : `${got}: marked Idempotent-Replayed, but this is not a replay`,
+        got: say(required.marker.present ? 'replayUnmarked' : 'markedNotReplay', { got }),
         rule: required.marker.rule,
       }
   }
@@ -838,14 +957,14 @@ export function deviation(m: ModelState, reply: Reply, allowed: Allowed): { got:
     } catch {}
     if (!ok)
       return {
-        got: `${got}: Idempotency-Key-Policy ${header ?? '(none)'}, where ttl=${required.policy.ttl}, lease=${required.policy.lease}, scope="client route" belongs`,
+        got: say('policyWrong', { got, header: header ?? say('none'), ttl: required.policy.ttl, lease: required.policy.lease }),
         rule: required.policy.rule,
       }
   }
   return undefined
 }
 
-function outcomeDeviation(reply: Reply, outcome: BankOutcome, replayed = false): { got: string } | undefined {
+function outcomeDeviation(reply: Reply, outcome: BankOutcome, replayed = false): { got: Line } | undefined {
   const got = describe(reply)
   if (reply.status !== outcome.status) return { got }
   const body = reply.json
@@ -859,7 +978,13 @@ function outcomeDeviation(reply: Reply, outcome: BankOutcome, replayed = false):
   const off = fields.filter(([name, value]) => body?.[name] !== value)
   if (off.length || typeof body?.id !== 'string')
     return {
-      got: `${got}: ${off.map(([name, value]) => `${name} ${JSON.stringify(body?.[name])} where ${JSON.stringify(value)} belongs`).join(', ') || 'no transfer id'}${replayed ? ' (the first answer, replayed)' : ''}`,
+      got: say('fieldsOff', {
+        got,
+        fields: off.length
+          ? listOf(off.map(([name, value]) => say('fieldOff', { name, got: String(JSON.stringify(body?.[name])), want: String(JSON.stringify(value)) })))
+          : say('noTransferId'),
+        replayed: replayed ? say('firstReplayed') : '',
+      }),
     }
   return undefined
 }
@@ -869,48 +994,63 @@ function stored(reply: Reply): StoredAnswer & { seen: true } {
 }
 
 /** The allowed answer in words, with the label of a course rule it involves. */
-export function expectation(m: ModelState, allowed: Allowed): string {
-  const marker = m.promises.replay ? ', not marked Idempotent-Replayed' : ''
+export function expectation(m: ModelState, allowed: Allowed): Line {
+  const marker = m.promises.replay ? say('notMarked') : ''
   switch (allowed.kind) {
     case 'executes': {
       const o = allowed.outcome
       return o.status === 201
-        ? `it executes: 201, balanceAfter ${o.balanceAfter}${marker}`
-        : `it executes, and the bank refuses it: ${o.status} ${o.type}${marker}`
+        ? say('executes201', { balance: String(o.balanceAfter), marker })
+        : say('executesRefused', { status: o.status, type: String(o.type), marker })
     }
     case 'core-unavailable':
-      return 'it executes and the core fails: 503, nothing moves'
+      return say('coreFails')
     case 'already-processed':
-      return '200 already-processed: the key was seen, nothing executes'
+      return say('alreadyProcessed')
     case 'replay':
       return allowed.stored.seen
-        ? `the first answer replayed: ${allowed.stored.status} ${short(allowed.stored.body)}, marked Idempotent-Replayed`
-        : `the first answer (lost in the crash) replayed: ${allowed.stored.outcome.status}, marked Idempotent-Replayed`
+        ? say('replaySeen', { status: allowed.stored.status, body: short(allowed.stored.body) })
+        : say('replayLost', { status: allowed.stored.outcome.status })
     case 'key-reused':
-      return '422 idempotency-key-reused: another body under a used key, nothing executes'
+      return say('keyReused')
     case 'in-flight':
-      return `409 request-in-flight with Retry-After ${allowed.retryAfter[0]}${allowed.retryAfter[1] !== allowed.retryAfter[0] ? `–${allowed.retryAfter[1]}` : ''}: the first request holds the key`
+      return say('inFlight', {
+        range: `${allowed.retryAfter[0]}${allowed.retryAfter[1] !== allowed.retryAfter[0] ? `–${allowed.retryAfter[1]}` : ''}`,
+      })
     case 'claim-lost':
-      return '409 idempotency-claim-lost: its claim was taken over, its transfer rolls back'
+      return say('claimLost')
     case 'key-missing':
-      return '400 idempotency-key-missing, nothing executes'
+      return say('keyMissing')
     case 'key-malformed':
-      return '400 idempotency-key-malformed: RFC 8941 refuses that quoted form, nothing executes'
+      return say('keyMalformed')
   }
 }
 
 export const ruleLabel = (rule: CourseRule | undefined) => (rule ? ` (${courseRuleLabel(rule)})` : '')
 
-export function describe(reply: Reply | Error | 'held'): string {
-  if (reply === 'held') return 'held in the core'
-  if (reply instanceof Error) return `no answer (${reply.message})`
+/** An answer in words: its status and what tells it apart (evidence), or why there is none. */
+export function describe(reply: Reply | Error | 'held'): Line {
+  if (reply === 'held') return say('heldInCore')
+  if (reply instanceof Error) return say('noAnswer', { why: reply instanceof NoAnswer ? reply.said : reply.message })
+  const answer = evidenceOf(reply)
+  return reply.headers[MARKER] ? say('replayedMarker', { answer }) : answer
+}
+
+/** An answer's status and what tells it apart, as it came. */
+function evidenceOf(reply: Reply): string {
   const body = reply.json
-  const marker = reply.headers[MARKER] ? ', replayed' : ''
-  if (reply.status === 201) return `201 ${body?.id ?? ''} balanceAfter ${body?.balanceAfter}${marker}`
+  if (reply.status === 201) return `201 ${body?.id ?? ''} balanceAfter ${body?.balanceAfter}`
   if (body?.type)
-    return `${reply.status} ${String(body.type).replace('/problems/', '')}${reply.headers['retry-after'] ? ` Retry-After ${reply.headers['retry-after']}` : ''}${marker}`
-  if (reply.status === 200 && body?.status) return `200 ${body.status}${marker}`
-  return `${reply.status} ${short(reply.text)}${marker}`
+    return `${reply.status} ${String(body.type).replace('/problems/', '')}${reply.headers['retry-after'] ? ` Retry-After ${reply.headers['retry-after']}` : ''}`
+  if (reply.status === 200 && body?.status) return `200 ${body.status}`
+  return `${reply.status} ${short(reply.text)}`
+}
+
+/** A request that got no answer in time, and why, in the learner's language. */
+class NoAnswer extends Error {
+  constructor(readonly said: Phrase) {
+    super(String(said))
+  }
 }
 
 const short = (s: string) => (s.length > 60 ? `${s.slice(0, 57)}…` : s)
@@ -918,40 +1058,44 @@ const short = (s: string) => (s.length > 60 ? `${s.slice(0, 57)}…` : s)
 const exchangeOf = (got: Reply | Error | 'held' | undefined): Exchange | undefined =>
   got instanceof Reply ? got.exchange : got instanceof Error ? (got as Error & { exchange?: Exchange }).exchange : undefined
 
-export function describeOp(op: Op, history: History): string {
+export function describeOp(op: Op, history: History): Line {
   switch (op.op) {
     case 'send': {
       const intent = history.intents[op.intent]
-      const form = op.form === 'as-is' ? (op.quoted ? ' (quoted)' : '') : op.form === 'upper-case' ? ' (upper-cased)' : ` (quoted, ${op.form}: malformed)`
-      const key = op.key === 'none' ? 'no key' : `k${op.key}${form}`
-      const change = op.change === 'same' ? '' : op.change === 'reserialized' ? ', body re-serialized' : `, ${op.change} changed`
-      const extras = [
-        op.extraHeaders.length ? ` + ${op.extraHeaders.map((h) => `${h}: ${LIBRARY_HEADERS[h]}`).join(', ')}` : '',
-        op.crashAfterCommit ? ', crash after the commit' : '',
-        op.holdAlone ? ', its core call held alone' : '',
-      ].join('')
-      return `client ${'AB'[op.client]} ${SPELLINGS[intent.route][op.spelling]} intent ${op.intent} (${describeIntent(intent)}) ${key}${change}${extras}`
+      const form =
+        op.form === 'as-is' ? (op.quoted ? say('quoted') : '') : op.form === 'upper-case' ? say('upperCased') : say('malformedForm', { form: op.form })
+      return say('send', {
+        client: 'AB'[op.client]!,
+        path: SPELLINGS[intent.route][op.spelling]!,
+        intent: op.intent,
+        intentText: describeIntent(intent),
+        key: op.key === 'none' ? say('noKey') : say('keyForm', { key: `k${op.key}`, form }),
+        change: op.change === 'same' ? '' : op.change === 'reserialized' ? say('reserialized') : say('fieldChanged', { field: op.change }),
+        headers: op.extraHeaders.length ? ` + ${op.extraHeaders.map((h) => `${h}: ${LIBRARY_HEADERS[h]}`).join(', ')}` : '',
+        crash: op.crashAfterCommit ? say('crashAfterCommit') : '',
+        alone: op.holdAlone ? say('heldAloneOp') : '',
+      })
     }
     case 'hold':
-      return 'the core holds'
+      return say('hold')
     case 'release':
-      return 'the core releases'
+      return say('release')
     case 'let-go':
-      return op.fails ? `the core lets k${op.key}'s held request fail (503)` : `the core lets k${op.key}'s held request go on`
+      return say(op.fails ? 'letGoFail' : 'letGoOn', { key: op.key })
     case 'core-fails':
-      return 'the core will fail once'
+      return say('coreFailsOnce')
     case 'top-up':
-      return `client ${'AB'[op.client]} tops up its first account`
+      return say('topUp', { client: 'AB'[op.client]! })
     case 'drain':
-      return `client ${'AB'[op.client]} drains its first account into its second`
+      return say('drain', { client: 'AB'[op.client]! })
     case 'clock':
-      return `the clock moves to ${op.to === 'second' ? 'one second later' : `k${op.key}'s ${op.to}`}`
+      return op.to === 'second' ? say('clockSecond') : say('clockTo', { key: op.key, to: op.to })
     case 'crash':
-      return 'SIGKILL and restart'
+      return say('crash')
   }
 }
 
-function describeIntent(i: IntentSpec): string {
-  const to = i.to === 'missing' ? 'a missing account' : i.to === 'own' ? 'own account' : "the other client's"
-  return `${i.route === 'transfers' ? `${'AB'[i.owner]} pays` : `${'AB'[i.owner]} deposits`} ₩${i.amount} to ${to}`
+function describeIntent(i: IntentSpec): Line {
+  const to = i.to === 'missing' ? say('missingAccount') : i.to === 'own' ? say('ownAccount') : say('otherClients')
+  return say(i.route === 'transfers' ? 'pays' : 'deposits', { owner: 'AB'[i.owner]!, amount: i.amount, to })
 }

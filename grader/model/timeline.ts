@@ -8,12 +8,12 @@
 // history as a script a learner can replay on a server of their own
 // (timelineReplay.ts). Every string that came from the server is escaped:
 // the page runs no script and fetches nothing.
-import type { HistoryRun, Step } from './runHistory.ts'
+import type { HistoryRun } from './runHistory.ts'
 import { ruleLabel } from './runHistory.ts'
-import { type Line as Sentence, phrases } from '#harness/i18n/phrase.ts'
+import { type Line as Sentence, listOf, phrases } from '#harness/i18n/phrase.ts'
 import { escapeHtml } from '../output/escapeHtml.ts'
 import { courseRuleLabel } from '../engine/courseRule.ts'
-import { kindOf, replayOf, timelineScriptName, type ShownFailure } from './timelineReplay.ts'
+import { type EnglishStep, inEnglish, kindOf, replayOf, timelineScriptName, type ShownFailure } from './timelineReplay.ts'
 
 export { timelineScript, timelineScriptName } from './timelineReplay.ts'
 
@@ -25,6 +25,11 @@ const say = phrases('timeline', {
   leftContractRule: 'step {step} left what the contract allows ({label}):',
   expected: '  expected: {expected}',
   got: '  got:      {got}',
+  step: '{mark} {index}  {at}{what}{answer}{effects}',
+  answer: '  →  {answer}',
+  effects: '   ({effects})',
+  clock: 'clock {clock}',
+  ledger: 'ledger {ledger}',
 })
 
 /** The history as report lines, the failing step marked, with expected against got. */
@@ -32,10 +37,15 @@ export function timelineText(f: ShownFailure): Sentence[] {
   const { steps, mismatch } = f.run
   const width = String(steps.length).length
   const lines = steps.map((s) => {
-    const at = s.instance === undefined ? '' : `[${f.instances[s.instance] ?? s.instance}] `
-    const effects = [s.clock && `clock ${s.clock}`, s.ledger && `ledger ${s.ledger}`].filter(Boolean).join('; ')
-    const mark = mismatch?.step === s.index ? '✗' : ' '
-    return `${mark} ${String(s.index).padStart(width)}  ${at}${s.what}${s.answer ? `  →  ${s.answer}` : ''}${effects ? `   (${effects})` : ''}`
+    const effects = [...(s.clock ? [say('clock', { clock: s.clock })] : []), ...(s.ledger ? [say('ledger', { ledger: s.ledger })] : [])]
+    return say('step', {
+      mark: mismatch?.step === s.index ? '✗' : ' ',
+      index: String(s.index).padStart(width),
+      at: s.instance === undefined ? '' : `[${f.instances[s.instance] ?? s.instance}] `,
+      what: s.what,
+      answer: String(s.answer) ? say('answer', { answer: s.answer }) : '',
+      effects: effects.length ? say('effects', { effects: listOf(effects, 'semicolon') }) : '',
+    })
   })
   if (!mismatch) return lines
   const left = mismatch.rule
@@ -48,7 +58,8 @@ export function timelineText(f: ShownFailure): Sentence[] {
 type Line = Array<(row: number) => string>
 
 /** The history as one HTML page: a sequence diagram read top to bottom, then its replay. */
-export function timelineHtml(f: ShownFailure): string {
+export function timelineHtml(shown: ShownFailure): string {
+  const f = inEnglish(shown)
   const { steps, mismatch } = f.run
   const n = f.instances.length
   // Grid columns: 1 the step's number, 2 the clients, 3… the instances, then the database.
@@ -88,7 +99,7 @@ export function timelineHtml(f: ShownFailure): string {
   )
 
   /** The rows of one step: the clock's move across the instances, then what was sent and answered, the notes and the ledger. */
-  function linesOf(s: Step, failed: boolean): Line[] {
+  function linesOf(s: EnglishStep, failed: boolean): Line[] {
     const lines: Line[] = []
     const at = (col: number | [number, number], cls: string, html: string) => (row: number) =>
       `<div class="note ${cls}" data-step="${s.index}" style="grid-column:${Array.isArray(col) ? `${col[0]}/${col[1]}` : col};grid-row:${row}">${html}</div>`
@@ -188,7 +199,7 @@ or paste its lines below in order. It creates the history's two clients and thei
 </body></html>
 `
 
-  function text(s: Step): string {
+  function text(s: EnglishStep): string {
     return `${e(s.what)}${s.answer ? `<br><span class="said">${e(s.answer)}</span>` : ''}`
   }
 }

@@ -15,10 +15,25 @@
 // comment saying so, never a command that would do something else.
 import type { SentRequest } from '#harness/http.ts'
 import type { Op } from './history.ts'
-import type { HistoryRun, Party, Step } from './runHistory.ts'
+import type { HistoryRun, Mismatch, Party, Step } from './runHistory.ts'
 
 /** A failing history as the page and the replay show it (timeline.ts re-exports it). */
 export type ShownFailure = { run: HistoryRun; stage: number; seed: number; instances: string[]; rerun: string }
+
+/** A step as the page and the script tell it: in English, like the rest of the evidence they hold (the report says it in the learner's language). */
+export type EnglishStep = Step & { what: string; answer: string; clock?: string }
+type EnglishFailure = Omit<ShownFailure, 'run'> & {
+  run: Omit<HistoryRun, 'steps' | 'mismatch'> & { steps: EnglishStep[]; mismatch?: Mismatch & { expected: string; got: string } }
+}
+
+/** `f` with its steps and verdict in English. */
+export function inEnglish(f: ShownFailure): EnglishFailure {
+  const steps = f.run.steps.map(
+    (s): EnglishStep => ({ ...s, what: String(s.what), answer: String(s.answer), clock: s.clock === undefined ? undefined : String(s.clock) }),
+  )
+  const { mismatch: m, ...run } = f.run
+  return { ...f, run: { ...run, steps, ...(m ? { mismatch: { ...m, expected: String(m.expected), got: String(m.got) } } : {}) } }
+}
 
 /** The first port a replay's servers listen on (instance i on FIRST_PORT + i). */
 export const FIRST_PORT = 3000
@@ -132,7 +147,8 @@ export type Replay = {
 }
 
 /** The history's replay: how to start its servers, and the script of its steps. */
-export function replayOf(f: ShownFailure): Replay {
+export function replayOf(shown: ShownFailure): Replay {
+  const f = inEnglish(shown)
   const names = namesOf(f.run.parties)
   const servers = f.instances.map(settingsOf)
   const multi = servers.length > 1
@@ -334,7 +350,7 @@ export function replayOf(f: ShownFailure): Replay {
   return { start, ...(clockStart !== undefined ? { clockStart } : {}), script: `${out.join('\n')}\n` }
 
   /** A money request: sent as the grade sent it; in the background when it waited in a held core. */
-  function sendStep(s: Step, inst: number): void {
+  function sendStep(s: EnglishStep, inst: number): void {
     const heldThere = /^held (alone )?in the core/.test(s.answer)
     const alone = s.answer.startsWith('held alone')
     const killed = s.answer.startsWith('killed after the commit')
@@ -394,12 +410,13 @@ export function kindOf(s: Step): Op['op'] | 'send' | 'other' {
   const op = s.op?.op
   if (op === 'top-up' || op === 'drain' || op === 'send') return 'send'
   if (op) return op
-  if (s.what === 'the core holds') return 'hold'
-  if (s.what === 'the core releases') return 'release'
-  if (s.what.startsWith('the core lets')) return 'let-go'
-  if (s.what === 'the core will fail once') return 'core-fails'
-  if (s.what.startsWith('the clock moves')) return 'clock'
-  if (s.what === 'SIGKILL and restart') return 'crash'
+  const what = String(s.what)
+  if (what === 'the core holds') return 'hold'
+  if (what === 'the core releases') return 'release'
+  if (what.startsWith('the core lets')) return 'let-go'
+  if (what === 'the core will fail once') return 'core-fails'
+  if (what.startsWith('the clock moves')) return 'clock'
+  if (what === 'SIGKILL and restart') return 'crash'
   if (s.exchange) return 'send'
   return 'other'
 }
@@ -411,7 +428,7 @@ export function kindOf(s: Step): Op['op'] | 'send' | 'other' {
  * where a step has no `at`.
  */
 export function timesOf(steps: Step[]): { start?: number; rel: Map<number, number> } {
-  const moved = (s: Step) => Number(/^\+(\d+) ms/.exec(s.clock ?? '')?.[1] ?? 0)
+  const moved = (s: Step) => Number(/^\+(\d+) ms/.exec(String(s.clock ?? ''))?.[1] ?? 0)
   let start: number | undefined
   let sum = 0
   for (const s of steps) {
@@ -426,7 +443,7 @@ export function timesOf(steps: Step[]): { start?: number; rel: Map<number, numbe
   for (const s of steps) {
     const known = s.at !== undefined && start !== undefined ? s.at - start : undefined
     // A clock text that says nothing of how far it moved leaves the time unknown from there on, unless an `at` says.
-    if (known === undefined && s.clock && !/^\+\d+ ms/.test(s.clock)) last = Number.NaN
+    if (known === undefined && s.clock && !/^\+\d+ ms/.test(String(s.clock))) last = Number.NaN
     last = known ?? last + moved(s)
     if (!Number.isNaN(last)) rel.set(s.index, last)
   }
