@@ -29,6 +29,11 @@ import { DEFAULT_KEY_TTL_MS, DEFAULT_LEASE_MS } from './setup.ts'
 
 // What a histories check tells a learner: its reach, or the history that broke the contract (its steps are evidence).
 const say = phrases('histories', {
+  noClockMoves: 'no clock moves in these histories: {why}',
+  layerClock: 'the layer reads a clock the grader cannot move',
+  realClock: 'the clock is the real one',
+  noCrashAfterCommit: 'no crash after the commit: the server does not offer that fault point (PUT /admin/core {"crashAfterCommit": true})',
+  noHoldAlone: 'no request held alone: the server does not offer it (PUT /admin/core {"holdNext": 1})',
   reached: 'reached {reached} of the {total} transitions of the model these histories can reach (npm run grade -- {stage} --coverage lists them)',
   reachedMissed:
     'reached {reached} of the {total} transitions of the model these histories can reach; not reached: {missed} (npm run grade -- {stage} --coverage lists them)',
@@ -75,9 +80,9 @@ export function historiesCheck(stage: number): Check {
       const layerClocks = readsUncontrolledClock(ctx)
       const alphabet: Alphabet = { instances: instances.length, clock: ctx.clock.controlled && !layerClocks, ttl: stage >= 5, faultPoint, holdAlone }
       if (!alphabet.clock)
-        ctx.note(`no clock moves in these histories: ${layerClocks ? 'the layer reads a clock the grader cannot move' : 'the clock is the real one'}`)
-      if (!faultPoint) ctx.note('no crash after the commit: the server does not offer that fault point (PUT /admin/core {"crashAfterCommit": true})')
-      if (!holdAlone) ctx.note('no request held alone: the server does not offer it (PUT /admin/core {"holdNext": 1})')
+        ctx.note(say('noClockMoves', { why: layerClocks ? say('layerClock') : say('realClock') }))
+      if (!faultPoint) ctx.note(say('noCrashAfterCommit'))
+      if (!holdAlone) ctx.note(say('noHoldAlone'))
       const keyTable = stage >= 5 ? await readableKeyTable(instances[0]!) : undefined
       const env: HistoryEnv = {
         stage,
