@@ -47,6 +47,25 @@ import { join, relative } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { findExecutable } from './executables.ts'
 import { onCleanup } from './processes.ts'
+import { type Phrase, phrases } from './i18n/phrase.ts'
+
+/** Who a verdict is about: the server by name, or "it" where the sentence already named it. */
+type Who = 'the server' | 'it'
+
+// What a verdict tells the learner, as templates the packs translate (i18n/<lang>.json, "messages": limits.<key>).
+const say = phrases('limits', {
+  theServer: 'the server',
+  it: 'it',
+  change: 'the limit for learner code (LAB_LIMITS={name}=… changes it)',
+  heapCap: "{who} ran out of memory: its JavaScript heap grew past {cap}Node's heap cap (--max-old-space-size)",
+  capMb: '{cap} MB, ',
+  cpu: '{who} used more than {seconds} s of CPU time, {change}',
+  fileSize: '{who} wrote a file larger than {mb} MB, {change}',
+  memory: '{who} used more than {mb} MB of memory, {change}',
+  procs: '{who} started more than {procs} processes or threads, {change}',
+  files: '{who} had more than {files} files open at once, {change}',
+  crashed: '{who} crashed ({signal}), which is how a process can end when it runs out of memory: {mb} MB, {change}',
+})
 
 export type Limits = {
   /** MB of private writable memory (RLIMIT_DATA). */
@@ -202,26 +221,26 @@ const heapCapMb = (env: NodeJS.ProcessEnv = process.env) => Number(/--max-old-sp
  * limit" for its own cap, and other words when the OS refuses memory. A bare SIGKILL names nothing: the grader's own
  * kills and the kernel's OOM killer send it too.
  */
-export function limitVerdict(end: ProcessEnd, limits: Limits | undefined, who = 'the server', env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function limitVerdict(end: ProcessEnd, limits: Limits | undefined, who: Who = 'the server', env: NodeJS.ProcessEnv = process.env): Phrase | undefined {
   const signal = signalOf(end)
   const log = end.log ?? ''
   const cap = heapCapMb(env)
-  const change = (name: string) => `the limit for learner code (LAB_LIMITS=${name}=… changes it)`
-  if (HEAP_CAP.test(log)) return `${who} ran out of memory: its JavaScript heap grew past ${cap ? `${cap} MB, ` : ''}Node's heap cap (--max-old-space-size)`
+  const subject = say(who === 'it' ? 'it' : 'theServer')
+  const change = (name: string) => say('change', { name })
+  if (HEAP_CAP.test(log)) return say('heapCap', { who: subject, cap: cap ? say('capMb', { cap }) : '' })
   if (!limits) return undefined
-  if (signal === 'SIGXCPU') return `${who} used more than ${limits.cpuSeconds} s of CPU time, ${change('cpu')}`
-  if (signal === 'SIGXFSZ' || TOO_BIG.test(log)) return `${who} wrote a file larger than ${limits.fileSizeMb} MB, ${change('filesize')}`
+  if (signal === 'SIGXCPU') return say('cpu', { who: subject, seconds: limits.cpuSeconds, change: change('cpu') })
+  if (signal === 'SIGXFSZ' || TOO_BIG.test(log)) return say('fileSize', { who: subject, mb: limits.fileSizeMb, change: change('filesize') })
   if (OUT_OF_MEMORY.test(log) || (signal === 'SIGABRT' && V8_HEAP_FRAME.test(log)))
-    return `${who} used more than ${limits.memoryMb} MB of memory, ${change('memory')}`
-  if (NO_PROCESS.test(log)) return `${who} started more than ${limits.procs} processes or threads, ${change('procs')}`
-  if (TOO_MANY_FILES.test(log)) return `${who} had more than ${limits.files} files open at once, ${change('files')}`
-  if (signal === 'SIGSEGV' || signal === 'SIGBUS')
-    return `${who} crashed (${signal}), which is how a process can end when it runs out of memory: ${limits.memoryMb} MB, ${change('memory')}`
+    return say('memory', { who: subject, mb: limits.memoryMb, change: change('memory') })
+  if (NO_PROCESS.test(log)) return say('procs', { who: subject, procs: limits.procs, change: change('procs') })
+  if (TOO_MANY_FILES.test(log)) return say('files', { who: subject, files: limits.files, change: change('files') })
+  if (signal === 'SIGSEGV' || signal === 'SIGBUS') return say('crashed', { who: subject, signal, mb: limits.memoryMb, change: change('memory') })
   return undefined
 }
 
 /** limitVerdict with this grading's limits (LAB_LIMITS), for the reports; a bad LAB_LIMITS names nothing here (the spawn refused it already). */
-export function gradingLimitVerdict(end: ProcessEnd, who = 'the server'): string | undefined {
+export function gradingLimitVerdict(end: ProcessEnd, who: Who = 'the server'): Phrase | undefined {
   let limits: Limits | undefined
   try {
     limits = findPrlimit() ? limitsFromEnv() : undefined

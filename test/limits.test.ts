@@ -18,7 +18,7 @@ import {
   LimitsError,
   type Limits,
   leftPidsCgroups,
-  limitVerdict,
+  limitVerdict as limitPhrase,
   parseLimits,
   pidsHierarchy,
   prlimitArgs,
@@ -29,6 +29,12 @@ import { findBwrap, sandboxed } from '#harness/sandbox.ts'
 import { ServerProcess, ServerStartError } from '#harness/spawnServer.ts'
 import { cpuProbe, fileSizeProbe, type LimitProbe, memoryProbe, PIDS_QUESTION, procsProbe, stuckProbe } from './fixtures/limitProbes.ts'
 import { scratchDir } from './helpers/scratch.ts'
+
+/** The verdict's English, as the result document holds it. */
+const limitVerdict = (...args: Parameters<typeof limitPhrase>) => {
+  const verdict = limitPhrase(...args)
+  return verdict === undefined ? undefined : String(verdict)
+}
 
 describe('LAB_LIMITS', () => {
   it('is the defaults when unset or empty, and off when "off"', () => {

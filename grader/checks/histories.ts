@@ -79,8 +79,7 @@ export function historiesCheck(stage: number): Check {
       const holdAlone = await offers(instances[0]!, { holdNext: 0 })
       const layerClocks = readsUncontrolledClock(ctx)
       const alphabet: Alphabet = { instances: instances.length, clock: ctx.clock.controlled && !layerClocks, ttl: stage >= 5, faultPoint, holdAlone }
-      if (!alphabet.clock)
-        ctx.note(say('noClockMoves', { why: layerClocks ? say('layerClock') : say('realClock') }))
+      if (!alphabet.clock) ctx.note(say('noClockMoves', { why: layerClocks ? say('layerClock') : say('realClock') }))
       if (!faultPoint) ctx.note(say('noCrashAfterCommit'))
       if (!holdAlone) ctx.note(say('noHoldAlone'))
       const keyTable = stage >= 5 ? await readableKeyTable(instances[0]!) : undefined

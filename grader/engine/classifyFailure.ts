@@ -10,7 +10,7 @@ import { ServerStartError, type ServerProcess } from '#harness/spawnServer.ts'
 import type { CheckResult, CheckStatus } from './checkResult.ts'
 import { TimeoutError } from './checkTimer.ts'
 import { NotJudged } from './check.ts'
-import { afterLimit, startLimitVerdict } from './startFailure.ts'
+import { afterLimit, exitSaid, startLimitVerdict } from './startFailure.ts'
 import { ServerHungError } from './watchdog.ts'
 
 /** What a server tells about itself after the fact: whether it died, and its last log lines. */
@@ -34,6 +34,7 @@ const say = phrases('classifyFailure', {
   hung: 'your server stopped answering during this check: {what}',
   extraAtLimit: 'an extra server instance did not start: {limit}\n{log}',
   extraNotStarted: 'an extra server instance did not start: {error}',
+  limitSuffix: ': {verdict}',
 })
 
 /** `servers[0]` is the shared server; the rest are the extra instances the check started. */
@@ -50,7 +51,7 @@ export function classifyFailure(error: unknown, servers: readonly ServerView[], 
   const showLog = deadServer || status !== 'fail' || log.includes('\n')
   return {
     status,
-    message: deadServer ? say('serverDied', { message, exit: deadServer.unexpectedExit ?? '', limit: limitOf(deadServer) }) : message,
+    message: deadServer ? say('serverDied', { message, exit: exitSaid(deadServer.unexpectedExit ?? ''), limit: limitOf(deadServer) }) : message,
     failure: showLog ? { ...failure, serverLog: log } : failure,
     ...(classified.hung ? { hung: true as const } : {}),
   }
@@ -60,9 +61,9 @@ export function classifyFailure(error: unknown, servers: readonly ServerView[], 
 const LIMIT_LOG_LINES = 60
 
 /** ": it used more than 1024 MB of memory, …" when the dead server ran into a limit (limits.ts), or nothing. */
-function limitOf(server: ServerView): string {
+function limitOf(server: ServerView): Line {
   const verdict = gradingLimitVerdict(endFromText(`the server ${server.unexpectedExit}`, server.logTail(LIMIT_LOG_LINES)), 'it')
-  return verdict ? `: ${verdict}` : ''
+  return verdict ? say('limitSuffix', { verdict }) : ''
 }
 
 function classifyError(error: unknown, trace: CheckTrace): ClassifiedFailure {

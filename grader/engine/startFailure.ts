@@ -3,7 +3,7 @@
 // their code), and the limit it ran into, if any. The results themselves are
 // unrunResults.ts's.
 import { relative } from 'node:path'
-import { type Phrase, phrases } from '#harness/i18n/phrase.ts'
+import { type Line, listOf, type Phrase, phrases } from '#harness/i18n/phrase.ts'
 import { gradingLimitVerdict, endFromText } from '#harness/limits.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { STUCK_AT_LIMIT } from '#harness/spawnServer.ts'
@@ -53,7 +53,7 @@ const STUCK = new RegExp(`^${STUCK_AT_LIMIT}(.*)\\.$`, 'm')
  * more than 1024 MB of memory, …", or undefined: the one it died of, or the
  * one it was found stuck at when its start reached the ceiling.
  */
-export function startLimitVerdict(reason: string): string | undefined {
+export function startLimitVerdict(reason: string): Line | undefined {
   const stuck = STUCK.exec(reason)
   if (stuck) return stuck[1]
   const died = DIED.exec(reason)
@@ -65,7 +65,32 @@ export const afterLimit = (reason: string) => reason.replace(STUCK, '').replace(
 
 const say = phrases('startFailure', {
   notStarted: 'the server did not start: {evidence}',
+  exitedWithCode: 'exited with code {code}',
+  killedBy: 'killed by {signal}',
+  exited: 'exited',
+  diedBeforeListening: 'the server {exit} before it listened.',
+  diedWhileStarting: 'the server {exit} while starting.',
 })
+
+/** How a process ended, as spawnServer.ts records it ("exited with code 1", "killed by SIGKILL"), in the learner's language. */
+export function exitSaid(exit: string): Line {
+  const code = /^exited with code (-?\d+)$/.exec(exit)
+  if (code) return say('exitedWithCode', { code: code[1]! })
+  const signal = /^killed by (SIG[A-Z0-9]+)$/.exec(exit)
+  if (signal) return say('killedBy', { signal: signal[1]! })
+  return exit === 'exited' ? say('exited') : exit
+}
+
+/** The reason's first line when it says how the server died while starting, in the learner's language; the rest as it came. */
+const DIED_LINE = /^the server (exited with code -?\d+|killed by SIG[A-Z0-9]+|exited) (before it listened|while starting)\.(?:\n|$)/
+
+function diedSaid(reason: string): Line[] {
+  const died = DIED_LINE.exec(reason)
+  if (!died) return [reason]
+  const first = say(died[2] === 'while starting' ? 'diedWhileStarting' : 'diedBeforeListening', { exit: exitSaid(died[1]!) })
+  const rest = reason.slice(died[0].length)
+  return died[0].endsWith('\n') ? [first, rest] : [first]
+}
 
 /**
  * The message of the first check when the shared server did not start: the
@@ -75,5 +100,6 @@ const say = phrases('startFailure', {
 export function startFailureMessage(reason: string): Phrase {
   const first = firstError(reason)
   const limit = startLimitVerdict(reason)
-  return say('notStarted', { evidence: `${limit ? `${limit}\n` : ''}${first ? `${first}\n` : ''}${afterLimit(reason).replace(FOREIGN_FRAME, '')}` })
+  const rest = diedSaid(afterLimit(reason).replace(FOREIGN_FRAME, ''))
+  return say('notStarted', { evidence: listOf([...(limit ? [limit] : []), ...(first ? [first] : []), ...rest], 'lines') })
 }
