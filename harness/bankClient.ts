@@ -4,6 +4,19 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { HttpClient, Reply, RequestSpec } from './http.ts'
 import type { ServerProcess } from './spawnServer.ts'
 import { CheckFailure } from './failure.ts'
+import { type Line, phrases } from './i18n/phrase.ts'
+
+// What this module tells a learner, as templates the packs translate (i18n/<lang>.json, "messages": bankClient.<key>).
+const say = phrases('bankClient', {
+  failedExpected: '{what} failed: expected HTTP {status}',
+  creatingClient: 'Creating a client',
+  openingAccount: 'Opening an account',
+  readingLedger: 'Reading the ledger',
+  settingCore: 'Setting the core simulator',
+  readingCore: 'Reading the core simulator',
+  reachCore: 'expected {n} request(s) to reach the core within {timeoutMs} ms, saw {inflight}',
+  accountMissing: 'account {account} is missing from the ledger',
+})
 
 export type Customer = { id: string; name: string; apiKey: string }
 export type LedgerEntry = { id: string; kind: string; clientId: string; from: string | null; to: string; amount: number; createdAt: string }
@@ -51,19 +64,19 @@ export class BankClient {
 
   /** Sends and insists on a status: for setup steps whose failure is not what the check is about. */
   // biome-ignore lint/suspicious/noExplicitAny: a parsed JSON body; each caller names the fields it reads
-  private async expectOk(reply: Promise<Reply>, status: number, what: string): Promise<any> {
+  private async expectOk(reply: Promise<Reply>, status: number, what: Line): Promise<any> {
     const r = await reply
-    if (r.status !== status) throw new CheckFailure(`${what} failed: expected HTTP ${status}`, { exchange: r.exchange })
+    if (r.status !== status) throw new CheckFailure(say('failedExpected', { what, status }), { exchange: r.exchange })
     return r.json
   }
 
   async newCustomer(name: string): Promise<Customer> {
-    const c = await this.expectOk(this.admin({ path: '/admin/clients', body: { name } }), 201, 'Creating a client')
+    const c = await this.expectOk(this.admin({ path: '/admin/clients', body: { name } }), 201, say('creatingClient'))
     return { id: c.id, name, apiKey: c.apiKey }
   }
 
   async openAccount(customer: Customer, balance: number): Promise<string> {
-    const a = await this.expectOk(this.as(customer, { path: '/accounts', body: { balance } }), 201, 'Opening an account')
+    const a = await this.expectOk(this.as(customer, { path: '/accounts', body: { balance } }), 201, say('openingAccount'))
     return a.id
   }
 
@@ -104,24 +117,24 @@ export class BankClient {
    * that ignores the query still gives the same answer).
    */
   async ledger(of?: Customer[]): Promise<Ledger> {
-    if (!of) return this.expectOk(this.admin({ path: '/admin/ledger' }), 200, 'Reading the ledger')
+    if (!of) return this.expectOk(this.admin({ path: '/admin/ledger' }), 200, say('readingLedger'))
     const ids = new Set(of.map((c) => c.id))
     const query = of.map((c) => `client=${encodeURIComponent(c.id)}`).join('&')
-    const ledger: Ledger = await this.expectOk(this.admin({ path: `/admin/ledger?${query}` }), 200, 'Reading the ledger')
+    const ledger: Ledger = await this.expectOk(this.admin({ path: `/admin/ledger?${query}` }), 200, say('readingLedger'))
     return { accounts: ledger.accounts.filter((a) => ids.has(a.clientId)), entries: ledger.entries.filter((e) => ids.has(e.clientId)) }
   }
 
   core(change: CoreSettings): Promise<CoreSettings & { inflight: number; held?: number[] }> {
-    return this.expectOk(this.admin({ method: 'PUT', path: '/admin/core', body: change }), 200, 'Setting the core simulator')
+    return this.expectOk(this.admin({ method: 'PUT', path: '/admin/core', body: change }), 200, say('settingCore'))
   }
 
   /** Waits until `n` calls are held inside the core: proof they got past the layer's claim. */
   async waitForInflight(n: number, timeoutMs = 5_000): Promise<void> {
     const deadline = Date.now() + timeoutMs
     for (;;) {
-      const state = await this.expectOk(this.admin({ path: '/admin/core' }), 200, 'Reading the core simulator')
+      const state = await this.expectOk(this.admin({ path: '/admin/core' }), 200, say('readingCore'))
       if (state.inflight >= n) return
-      if (Date.now() > deadline) throw new CheckFailure(`expected ${n} request(s) to reach the core within ${timeoutMs} ms, saw ${state.inflight}`)
+      if (Date.now() > deadline) throw new CheckFailure(say('reachCore', { n, timeoutMs, inflight: state.inflight }))
       await sleep(25)
     }
   }
@@ -129,7 +142,7 @@ export class BankClient {
   async balance(accountId: string): Promise<number> {
     const l = await this.ledger()
     const account = l.accounts.find((a) => a.id === accountId)
-    if (!account) throw new CheckFailure(`account ${accountId} is missing from the ledger`)
+    if (!account) throw new CheckFailure(say('accountMissing', { account: accountId }))
     return account.balance
   }
 }

@@ -76,7 +76,7 @@ describe('grading a checkout that copies the answer', () => {
     })
     rmSync(overlay, { recursive: true, force: true })
     expect(code, log).not.toBe(0)
-    expect(deniedSolutionRead('stages/05-scope-ttl', log), log).toBe(
+    expect(String(deniedSolutionRead('stages/05-scope-ttl', log)), log).toBe(
       'stages/05-scope-ttl imports the reference solution (at run time it tried to read solutions/05-scope-ttl/idempotency.ts, which the grader does not let it read)',
     )
   })
@@ -115,7 +115,7 @@ describe('the static scan (before any server starts)', () => {
 
   it("refuses a stage's own answer taken from given/, and allows earlier stages' pieces", () => {
     const own = scan('own-given', 2, 'canonicalize.ts', "export { canonicalize } from '#given/02-fingerprint/canonicalize.ts'\n")
-    expect(own.map((r) => r.reason)).toEqual([
+    expect(own.map((r) => String(r.reason))).toEqual([
       "imports the reference solution (given/02-fingerprint/canonicalize.ts is stage 2's answer; stage 2 may use given/ of earlier stages only)",
     ])
     expect(scan('earlier-given', 3, 'idempotency.ts', "export { canonicalize } from '#given/02-fingerprint/canonicalize.ts'\n")).toEqual([])

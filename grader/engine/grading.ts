@@ -8,6 +8,7 @@
 //   end:     every process stopped and every folder removed, or with --keep
 //     the first failure's server left running.
 // The checks come from the caller (grader/grade.ts): the engine knows no course.
+import { type Line, phrases } from '#harness/i18n/phrase.ts'
 import { newGraderToken } from '#bank/auth.ts'
 import { basename } from 'node:path'
 import { type Settings, settingsEnv } from '#bank/config.ts'
@@ -81,7 +82,7 @@ export type GradeOptions = {
 /** What the grade has found out about the graded code so far: each check is judged in its light. */
 type Findings = {
   /** Why the graded folder scores nothing (it loads the answer), or ''. */
-  copied: string
+  copied: Line
   /** The check that reported the failed start; the others only point at it. */
   startFailedIn?: string
   /** The first line of why the server did not start, for a grade whose server never did. */
@@ -220,7 +221,7 @@ export class Grading {
 
   /** The graded folder loads the reference answer: why, or null. */
   refusal(): GradeResult['refused'] {
-    return this.found.copied ? { reason: this.found.copied } : null
+    return this.found.copied ? { reason: String(this.found.copied) } : null
   }
 
   /** The clocks the graded layer reads that the grader cannot move (read once per grade). */
@@ -282,10 +283,10 @@ export class Grading {
   }
 
   /** Why this grade's server cannot take the check, if it cannot (check.needs). */
-  private skipReason(check: Check): string | undefined {
+  private skipReason(check: Check): Line | undefined {
     if (!check.needs) return undefined
-    if (this.options.server) return `${NEEDS[check.needs]}, and a --server command offers only the HTTP contract`
-    if (skippedOnDatabase(check, this.graded)) return `${NEEDS[check.needs]}, and stage ${this.graded.number} keeps its data in PostgreSQL`
+    if (this.options.server) return say('serverOnlyHttp', { needs: NEEDS[check.needs] })
+    if (skippedOnDatabase(check, this.graded)) return say('onPostgres', { needs: NEEDS[check.needs], stage: this.graded.number })
     return undefined
   }
 
@@ -295,7 +296,7 @@ export class Grading {
    * into solutions/ that the sandbox or the permission model stopped ('' when
    * the failure is not that).
    */
-  private async startShared(): Promise<{ error: string; copied: string } | undefined> {
+  private async startShared(): Promise<{ error: string; copied: Line } | undefined> {
     try {
       const first = !this.shared
       this.shared ??= await this.pool.shared(this.clock)
@@ -366,9 +367,18 @@ async function startDatabase(options: GradeOptions, graded: Stage): Promise<PgSe
   }
 }
 
+// Why a check is skipped, as templates the packs translate (i18n/<lang>.json, "messages": grading.<key>).
+const say = phrases('grading', {
+  database: "it reads the layer's rows in the server's database (white box)",
+  sqliteFile: "it opens the server's SQLite file (white box)",
+  learnerCode: "it calls the stage's TypeScript",
+  serverOnlyHttp: '{needs}, and a --server command offers only the HTTP contract',
+  onPostgres: '{needs}, and stage {stage} keeps its data in PostgreSQL',
+})
+
 /** What a check needs besides the HTTP contract, as the skip line says it. */
-const NEEDS: Record<NonNullable<Check['needs']>, string> = {
-  database: `it reads the layer's rows in the server's database (white box)`,
-  'sqlite-file': `it opens the server's SQLite file (white box)`,
-  'learner-code': `it calls the stage's TypeScript`,
+const NEEDS: Record<NonNullable<Check['needs']>, Line> = {
+  database: say('database'),
+  'sqlite-file': say('sqliteFile'),
+  'learner-code': say('learnerCode'),
 }

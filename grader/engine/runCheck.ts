@@ -31,6 +31,7 @@ export type CheckRunGround = CheckGround & {
 }
 
 const say = phrases('runCheck', {
+  moneySilent: 'its money routes answer nothing: the check ran out of time, and a deposit sent after it got no answer either',
   realClockNotStarted: '{why}, but a server on the real clock did not start to run it again: {error}',
   realClockVerdict: "{verdict} on the real clock ({first} on the grader's; {why}; the stage README says which clock to read)",
   serverCodeNotRead: "a --server's code is not read, and it may read a clock of its own, which the grader cannot move: the real clock decides",
@@ -154,8 +155,7 @@ async function silentServer(servers: ServerProcess[]): Promise<ServerHungError |
       return answersMoney(server)
     }
     // HUNG_AFTER_MS in all: the silence is measured once, whatever the probe needed on the way.
-    if (!(await Promise.race([probe(), sleep(HUNG_AFTER_MS).then(() => false)])))
-      return new ServerHungError('its money routes answer nothing: the check ran out of time, and a deposit sent after it got no answer either', server)
+    if (!(await Promise.race([probe(), sleep(HUNG_AFTER_MS).then(() => false)]))) return new ServerHungError(say('moneySilent'), server)
   }
   return undefined
 }

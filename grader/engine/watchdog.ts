@@ -13,6 +13,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { request } from 'undici'
 import type { ServerProcess } from '#harness/spawnServer.ts'
+import { type Line, phrases } from '#harness/i18n/phrase.ts'
 
 /** Silence after which a server is hung. */
 export const HUNG_AFTER_MS = 10_000
@@ -20,12 +21,15 @@ export const HUNG_AFTER_MS = 10_000
 const PROBE_EVERY_MS = 1_000
 
 /** Thrown into a check whose server stopped answering: the grade stops with it. */
+// What a hang tells the learner, as a template the packs translate (i18n/<lang>.json, "messages": watchdog.<key>).
+const say = phrases('watchdog', { noHealth: 'GET /health had no answer for {seconds} s' })
+
 export class ServerHungError extends Error {
   constructor(
-    readonly what: string,
+    readonly what: Line,
     readonly server: ServerProcess,
   ) {
-    super(what)
+    super(String(what))
   }
 }
 
@@ -51,8 +55,7 @@ export function watchHealth(servers: () => ServerProcess[]): { hung: Promise<nev
           if (!server.alive || server.isStarting) continue
           const last = heard.get(server)
           if (!last || last.pid !== server.pid) heard.set(server, { pid: server.pid, at: now })
-          else if (now - last.at >= HUNG_AFTER_MS)
-            return reject(new ServerHungError(`GET /health had no answer for ${Math.round((now - last.at) / 1000)} s`, server))
+          else if (now - last.at >= HUNG_AFTER_MS) return reject(new ServerHungError(say('noHealth', { seconds: Math.round((now - last.at) / 1000) }), server))
           const pid = server.pid
           // Not awaited: a hung server must not keep the others from being asked.
           void answers(server, '/health', abort.signal).then((ok) => {

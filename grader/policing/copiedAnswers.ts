@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { initSync, parse } from 'es-module-lexer'
 import { repoRoot } from '#harness/paths.ts'
 import type { ScanTarget } from '#harness/workspace.ts'
+import { type Line, listOf, phrases } from '#harness/i18n/phrase.ts'
 
 // es-module-lexer finds import, export … from and import() with a literal
 // (in TypeScript too: it reads tokens, not types), in a fraction of the time
@@ -20,9 +21,18 @@ import type { ScanTarget } from '#harness/workspace.ts'
 initSync()
 const REQUIRE = /\brequire\s*\(\s*(['"`])((?:\\.|(?!\1)[^\\])*)\1\s*\)/g
 
-export type Refusal = { file: string; reason: string }
+export type Refusal = { file: string; reason: Line }
 
-export const SOLUTION_REASON = 'imports the reference solution'
+// What a refusal tells the learner, as templates the packs translate (i18n/<lang>.json, "messages": copiedAnswers.<key>).
+const say = phrases('copiedAnswers', {
+  importsSolution: 'imports the reference solution',
+  importsGiven: "imports the reference solution ({path} is stage {given}'s answer; stage {stage} may use given/ of earlier stages only)",
+  link: 'is a link into solutions/ or given/: it {reason}',
+  refusal: '{file} {reason}',
+  readAtRunTime: '{shownAs} imports the reference solution (at run time it tried to read {path}, which the grader does not let it read)',
+})
+
+const SOLUTION_REASON = say('importsSolution')
 
 const CODE = /\.(?:ts|mts|cts|js|mjs|cjs|tsx|jsx)$/
 
@@ -36,15 +46,14 @@ export function givenStage(path: string): number | undefined {
 /** Every reason to refuse this stage's folder; empty when it loads no answer it should not. */
 export function findCopiedAnswers(target: ScanTarget): Refusal[] {
   const solutionRoots = [resolve(repoRoot, 'solutions'), ...(target.checkout ? [resolve(target.checkout, 'solutions')] : [])]
-  const forbidden = (path: string): string | undefined => {
+  const forbidden = (path: string): Line | undefined => {
     const real = realOrSelf(path)
     for (const candidate of new Set([path, real])) {
       // The graded folder itself is fine (with --solution it lies in solutions/); a link out of it is not.
       if (inside(target.dir, candidate)) continue
       if (solutionRoots.some((root) => inside(root, candidate))) return SOLUTION_REASON
       const g = givenStage(candidate)
-      if (g !== undefined && g >= target.stage)
-        return `${SOLUTION_REASON} (${relative(repoRoot, candidate)} is stage ${g}'s answer; stage ${target.stage} may use given/ of earlier stages only)`
+      if (g !== undefined && g >= target.stage) return say('importsGiven', { path: relative(repoRoot, candidate), given: g, stage: target.stage })
     }
     return undefined
   }
@@ -55,7 +64,7 @@ export function findCopiedAnswers(target: ScanTarget): Refusal[] {
     if (seen.has(file)) return
     seen.add(file)
     const link = forbidden(file)
-    if (link) return void refusals.push({ file: shown, reason: `is a link into solutions/ or given/: it ${link}` })
+    if (link) return void refusals.push({ file: shown, reason: say('link', { reason: link }) })
     let text: string
     try {
       text = readFileSync(file, 'utf8')
@@ -84,8 +93,9 @@ export function findCopiedAnswers(target: ScanTarget): Refusal[] {
 }
 
 /** The refusal as one line per file, e.g. `stages/05-scope-ttl/idempotency.ts imports the reference solution`. */
-export function describeRefusals(refusals: Refusal[]): string {
-  return [...new Set(refusals.map((r) => `${r.file} ${r.reason}`))].join('\n')
+export function describeRefusals(refusals: Refusal[]): Line {
+  const lines = new Map(refusals.map((r) => say('refusal', { file: r.file, reason: r.reason })).map((line) => [String(line), line]))
+  return listOf([...lines.values()], 'lines')
 }
 
 /**
@@ -93,18 +103,17 @@ export function describeRefusals(refusals: Refusal[]): string {
  * a process tried to read solutions/ at run time (a computed path); undefined
  * for any other failure.
  */
-export function deniedSolutionRead(shownAs: string, log: string): string | undefined {
+export function deniedSolutionRead(shownAs: string, log: string): Line | undefined {
   if (!log.includes('ERR_ACCESS_DENIED')) return undefined
   const resource = /resource: '([^']+)'/.exec(log)?.[1]
   if (!resource || !inside(resolve(repoRoot, 'solutions'), resource)) return undefined
-  return `${shownAs} ${SOLUTION_REASON} (at run time it tried to read ${relative(repoRoot, resource)}, which the grader does not let it read)`
+  return say('readAtRunTime', { shownAs, path: relative(repoRoot, resource) })
 }
 
-function forbiddenSpecifier(spec: string, stage: number): string | undefined {
+function forbiddenSpecifier(spec: string, stage: number): Line | undefined {
   if (spec.startsWith('#solutions/') || spec === '#solutions') return SOLUTION_REASON
   const given = /^#given\/(\d+)-/.exec(spec)
-  if (given && Number(given[1]) >= stage)
-    return `${SOLUTION_REASON} (${spec.slice(1)} is stage ${Number(given[1])}'s answer; stage ${stage} may use given/ of earlier stages only)`
+  if (given && Number(given[1]) >= stage) return say('importsGiven', { path: spec.slice(1), given: Number(given[1]), stage })
   return undefined
 }
 

@@ -20,10 +20,20 @@ import { stageReach } from '#harness/stageReach.ts'
 import { asNobody, NOBODY, reachableTmpBase } from '#harness/unprivileged.ts'
 import type { CallResult, ExportRequest } from './callExport.ts'
 import { deniedSolutionRead } from './copiedAnswers.ts'
+import { phrases } from '#harness/i18n/phrase.ts'
 
 export type { CallResult } from './callExport.ts'
 
 const SCRIPT = resolve(repoRoot, 'grader/policing/callExport.ts')
+
+// What this module tells a learner, as templates the packs translate (i18n/<lang>.json, "messages": learnerCode.<key>).
+const say = phrases('learnerCode', {
+  loadingFailed: 'loading {file} failed:\n{error}',
+  runningQuery: 'running the query {name} of {file}',
+  calling: 'calling {name} from {file}',
+  endless: '{what} did not finish within {timeoutMs} ms (an endless loop?)',
+  helperSlow: "the grader's helper process did not start within {seconds} s (a very busy machine; LAB_START_TIMEOUT_S raises it)",
+})
 
 /** The child's first line, written before the learner file loads (callExport.ts). */
 const READY = 'ready\n'
@@ -55,7 +65,7 @@ export class LearnerExports {
     try {
       built = await this.bundleOf(file, stage)
     } catch (error) {
-      throw new CheckFailure(`loading ${file} failed:\n${(error as Error).message}`)
+      throw new CheckFailure(say('loadingFailed', { file, error: (error as Error).message }))
     }
     // A TMPDIR of its own, never the one the grader uses.
     const own = exportTmp(this.asUser)
@@ -93,14 +103,14 @@ export class LearnerExports {
     clearTimeout(timer)
     const denied = code === null ? undefined : deniedSolutionRead(`stages/${basename(folder)}/${basename(file)}`, err)
     if (denied) throw new CheckFailure(denied)
-    const what = request.kind === 'query' ? `running the query ${request.name} of ${file}` : `calling ${request.name} from ${file}`
+    const what = say(request.kind === 'query' ? 'runningQuery' : 'calling', { name: request.name, file })
     if (code !== 0)
       throw new CheckFailure(
         code !== null
-          ? `loading ${file} failed:\n${err.trim().split('\n').slice(0, 12).join('\n')}`
+          ? say('loadingFailed', { file, error: err.trim().split('\n').slice(0, 12).join('\n') })
           : ready
-            ? `${what} did not finish within ${timeoutMs} ms (an endless loop?)`
-            : `the grader's helper process did not start within ${starting / 1000} s (a very busy machine; LAB_START_TIMEOUT_S raises it)`,
+            ? say('endless', { what, timeoutMs })
+            : say('helperSlow', { seconds: starting / 1000 }),
       )
     return JSON.parse(out.slice(READY.length)) as CallResult[]
   }
