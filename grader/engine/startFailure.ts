@@ -70,6 +70,11 @@ const say = phrases('startFailure', {
   exited: 'exited',
   diedBeforeListening: 'the server {exit} before it listened.',
   diedWhileStarting: 'the server {exit} while starting.',
+  noListeningLine: 'did not print "listening on http://127.0.0.1:PORT" within {seconds} s',
+  noHealth: 'GET /health never answered 200 within {seconds} s (last: {last})',
+  stuckStillRunning: 'It is still running, but {what}.',
+  atCeiling: 'the server is still running but {what} (the start-up ceiling; LAB_START_TIMEOUT_S raises it){below}.',
+  belowLimits: '; it is below every limit ({counters})',
 })
 
 /** How a process ended, as spawnServer.ts records it ("exited with code 1", "killed by SIGKILL"), in the learner's language. */
@@ -81,15 +86,36 @@ export function exitSaid(exit: string): Line {
   return exit === 'exited' ? say('exited') : exit
 }
 
-/** The reason's first line when it says how the server died while starting, in the learner's language; the rest as it came. */
-const DIED_LINE = /^the server (exited with code -?\d+|killed by SIG[A-Z0-9]+|exited) (before it listened|while starting)\.(?:\n|$)/
+// How spawnServer.ts words a start that failed (the grader's words, read back here the way startLimitVerdict reads them).
+const DIED_LINE = /^the server (exited with code -?\d+|killed by SIG[A-Z0-9]+|exited) (before it listened|while starting)\.$/
+const STUCK_LINE = /^It is still running, but (.*)\.$/
+const CEILING_LINE = /^the server is still running but (.*) \(the start-up ceiling; LAB_START_TIMEOUT_S raises it\)(?:; it is below every limit \((.*)\))?\.$/
+const NO_LISTENING = /^did not print "listening on http:\/\/127\.0\.0\.1:PORT" within (\d+(?:\.\d+)?) s$/
+const NO_HEALTH = /^GET \/health never answered 200 within (\d+(?:\.\d+)?) s \(last: (.*)\)$/s
 
-function diedSaid(reason: string): Line[] {
-  const died = DIED_LINE.exec(reason)
-  if (!died) return [reason]
-  const first = say(died[2] === 'while starting' ? 'diedWhileStarting' : 'diedBeforeListening', { exit: exitSaid(died[1]!) })
-  const rest = reason.slice(died[0].length)
-  return died[0].endsWith('\n') ? [first, rest] : [first]
+/** What the start waited for in vain, in the learner's language. */
+function waitedSaid(what: string): Line {
+  const listening = NO_LISTENING.exec(what)
+  if (listening) return say('noListeningLine', { seconds: listening[1]! })
+  const health = NO_HEALTH.exec(what)
+  return health ? say('noHealth', { seconds: health[1]!, last: health[2]! }) : what
+}
+
+/** The reason's first line, the grader's own words on how the start failed, in the learner's language; the rest (the log) as it came. */
+function reasonSaid(reason: string): Line[] {
+  const end = reason.indexOf('\n')
+  const [first, rest] = end < 0 ? [reason, undefined] : [reason.slice(0, end), reason.slice(end + 1)]
+  const died = DIED_LINE.exec(first)
+  const stuck = STUCK_LINE.exec(first)
+  const ceiling = CEILING_LINE.exec(first)
+  const said = died
+    ? say(died[2] === 'while starting' ? 'diedWhileStarting' : 'diedBeforeListening', { exit: exitSaid(died[1]!) })
+    : stuck
+      ? say('stuckStillRunning', { what: waitedSaid(stuck[1]!) })
+      : ceiling
+        ? say('atCeiling', { what: waitedSaid(ceiling[1]!), below: ceiling[2] === undefined ? '' : say('belowLimits', { counters: ceiling[2] }) })
+        : first
+  return rest === undefined ? [said] : [said, rest]
 }
 
 /**
@@ -100,6 +126,6 @@ function diedSaid(reason: string): Line[] {
 export function startFailureMessage(reason: string): Phrase {
   const first = firstError(reason)
   const limit = startLimitVerdict(reason)
-  const rest = diedSaid(afterLimit(reason).replace(FOREIGN_FRAME, ''))
+  const rest = reasonSaid(afterLimit(reason).replace(FOREIGN_FRAME, ''))
   return say('notStarted', { evidence: listOf([...(limit ? [limit] : []), ...(first ? [first] : []), ...rest], 'lines') })
 }
