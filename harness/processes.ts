@@ -111,11 +111,11 @@ export function exitUnlessInterrupted(code: number): void {
  * closes its database. A second signal while that runs changes nothing.
  *
  * An interrupt is not a result: the process says `interrupted` once, on
- * stderr, and nothing after it. Whatever still runs while the children stop
+ * stderr (`said`: in the learner's language), and nothing after it. Whatever still runs while the children stop
  * (a check failing on its stopped server, a request cut by it) is muted, its
  * errors swallowed, and the process exits with 128 + the signal's number.
  */
-export function installSignalCleanup() {
+export function installSignalCleanup(said: () => string = () => 'interrupted') {
   if (installed) return
   installed = true
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
@@ -124,7 +124,7 @@ export function installSignalCleanup() {
       interruptedBy = signal
       process.exitCode = signalExitCode(signal)
       // A worker its parent drives over IPC (a test runner's fork, stopped with SIGTERM when the run ends) was not interrupted by anyone.
-      if (!process.channel) process.stderr.write('interrupted\n')
+      if (!process.channel) process.stderr.write(`${said()}\n`)
       stopEverythingAndExit(signalExitCode(signal))
     })
   }

@@ -95,7 +95,7 @@ ${LOOP_USAGE}
                    learner (the folder's name) and gradedAt, for scores:import`
 
 async function main(): Promise<number> {
-  installSignalCleanup()
+  installSignalCleanup(() => t(languageOfCommandLine(), 'interrupted'))
   const { values, positionals } = parseArgsOrExit(USAGE, {
     allowPositionals: true,
     options: {

@@ -9,7 +9,7 @@ import { type FSWatcher, watch } from 'node:fs'
 import { emitKeypressEvents } from 'node:readline'
 import { resolve } from 'node:path'
 import chalk from 'chalk'
-import { languageOrExit, parseArgsOrExit } from '#harness/cliArgs.ts'
+import { languageOfCommandLine, languageOrExit, parseArgsOrExit } from '#harness/cliArgs.ts'
 import { course, findStage, stageByNumber } from '#harness/course.ts'
 import { t } from '#harness/i18n/messages.ts'
 import { nextStep } from '../output/nextStep.ts'
@@ -39,7 +39,7 @@ const USAGE = `usage: npm run watch -- <stage> [--all] [--solution | --dir PATH]
 On a terminal: h shows the next hint, n watches the next stage, a runs every
 check once, q quits (as Ctrl-C does, with exit code 0).`
 
-installSignalCleanup()
+installSignalCleanup(() => t(languageOfCommandLine(), 'interrupted'))
 const { values, positionals } = parseArgsOrExit(USAGE, {
   allowPositionals: true,
   options: {

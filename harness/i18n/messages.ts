@@ -91,6 +91,8 @@ export const MESSAGES = {
   'hint.next': 'next: npm run hint -- {number} shows hint {following}',
   'hint.last': 'that was the last hint; solutions/{folder}/ holds the reference answer',
   'hint.reset': 'stage {number}: hints hidden again',
+  // The one line of a command stopped by Ctrl-C (harness/processes.ts): no verdict.
+  interrupted: 'interrupted',
   // A bare npm run grade: the stage it picked, and why (grader/cli/firstUnpassed.ts).
   'pick.ungraded': 'stage {number} ({slug}): the first stage not yet passed (no full grade of it yet)',
   'pick.failed': 'stage {number} ({slug}): the first stage not yet passed (its last full grade failed)',
