@@ -15,7 +15,16 @@
 // Read from /proc and /sys on the host: Linux only, like the limits.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Limits } from './limits.ts'
+import { change, itSaid, type Limits } from './limits.ts'
+import { listOf, type Phrase, phrases } from './i18n/phrase.ts'
+
+// What a stuck server is told, as templates the packs translate (i18n/<lang>.json, "messages": limitCounters.<key>).
+const say = phrases('limitCounters', {
+  refusedOnce: '{who} was refused a new process or thread 1 time, with {tasks} running of at most {procs}, {change}',
+  refused: '{who} was refused a new process or thread {times} times, with {tasks} running of at most {procs}, {change}',
+  atProcs: '{who} runs {tasks} processes and threads, at its limit of {procs}, {change}',
+  atMemory: '{who} holds {mb} MB of memory, nearly all of {limit} MB, {change}',
+})
 
 /** A share of a limit at which the next allocation or thread of any size may be refused: at the limit. */
 const NEARLY_FULL = 0.9
@@ -84,21 +93,19 @@ export function readLimitCounters(pid: number, cgroup: string | undefined): Limi
  * The limit a live process is stuck at, as a sentence for the learner ("it
  * was refused a new process or thread 37 times: …"), or undefined when its
  * counters are below every limit (then it is slow, or waiting on something
- * else). `who`: how the sentence names it.
+ * else), naming it "it".
  */
-export function stuckAtLimit(counters: LimitCounters, limits: Limits, who = 'it'): string | undefined {
-  const change = (name: string) => `the limit for learner code (LAB_LIMITS=${name}=… changes it)`
-  const found: string[] = []
-  if ((counters.refusedTasks ?? 0) > 0)
-    found.push(
-      `${who} was refused a new process or thread ${counters.refusedTasks} time${counters.refusedTasks === 1 ? '' : 's'}, ` +
-        `with ${counters.tasks} running of at most ${limits.procs}, ${change('procs')}`,
-    )
-  else if (counters.tasks >= limits.procs * NEARLY_FULL)
-    found.push(`${who} runs ${counters.tasks} processes and threads, at its limit of ${limits.procs}, ${change('procs')}`)
+export function stuckAtLimit(counters: LimitCounters, limits: Limits): Phrase | undefined {
+  const who = itSaid()
+  const found: Phrase[] = []
+  const { refusedTasks = 0, tasks } = counters
+  if (refusedTasks === 1) found.push(say('refusedOnce', { who, tasks, procs: limits.procs, change: change('procs') }))
+  else if (refusedTasks > 0) found.push(say('refused', { who, times: refusedTasks, tasks, procs: limits.procs, change: change('procs') }))
+  else if (tasks >= limits.procs * NEARLY_FULL) found.push(say('atProcs', { who, tasks, procs: limits.procs, change: change('procs') }))
   if (counters.largestDataMb >= limits.memoryMb * NEARLY_FULL)
-    found.push(`${who} holds ${counters.largestDataMb} MB of memory, nearly all of ${limits.memoryMb} MB, ${change('memory')}`)
-  return found.length ? found.join('; ') : undefined
+    found.push(say('atMemory', { who, mb: counters.largestDataMb, limit: limits.memoryMb, change: change('memory') }))
+  // A list of one is that phrase itself.
+  return found.length ? (listOf(found, 'semicolon') as Phrase) : undefined
 }
 
 /** The counters as a short note, for a server below every limit ("5 processes and threads of 128, 112 MB of 1024 MB"). */

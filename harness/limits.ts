@@ -67,6 +67,12 @@ const say = phrases('limits', {
   crashed: '{who} crashed ({signal}), which is how a process can end when it runs out of memory: {mb} MB, {change}',
 })
 
+/** "the limit for learner code (LAB_LIMITS=memory=… changes it)", for the limit called `name` in LAB_LIMITS. */
+export const change = (name: string): Phrase => say('change', { name })
+
+/** "it": a verdict's subject where the sentence already named the server. */
+export const itSaid = (): Phrase => say('it')
+
 export type Limits = {
   /** MB of private writable memory (RLIMIT_DATA). */
   memoryMb: number
@@ -226,7 +232,6 @@ export function limitVerdict(end: ProcessEnd, limits: Limits | undefined, who: W
   const log = end.log ?? ''
   const cap = heapCapMb(env)
   const subject = say(who === 'it' ? 'it' : 'theServer')
-  const change = (name: string) => say('change', { name })
   if (HEAP_CAP.test(log)) return say('heapCap', { who: subject, cap: cap ? say('capMb', { cap }) : '' })
   if (!limits) return undefined
   if (signal === 'SIGXCPU') return say('cpu', { who: subject, seconds: limits.cpuSeconds, change: change('cpu') })

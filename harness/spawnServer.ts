@@ -10,6 +10,7 @@ import type { GradeClock } from './gradeClock.ts'
 import type { Endpoint } from './http.ts'
 import { childEnv, signalGroup, stopGroup, track } from './processes.ts'
 import { repoRoot } from './paths.ts'
+import type { Phrase } from './i18n/phrase.ts'
 import { countersNote, readLimitCounters, stuckAtLimit } from './limitCounters.ts'
 import { releasePidsCgroup } from './limits.ts'
 import { type SandboxedCommand, sandboxed, type SandboxSpec } from './sandbox.ts'
@@ -54,7 +55,15 @@ export type ServerOptions = {
   warm?: (server: ServerProcess) => Promise<ServerProcess | undefined>
 }
 
-export class ServerStartError extends Error {}
+export class ServerStartError extends Error {
+  constructor(
+    message: string,
+    /** The limit it is stuck at, in the learner's language (the message holds its English). */
+    readonly limit?: Phrase,
+  ) {
+    super(message)
+  }
+}
 
 /** How a ServerStartError begins when the server is alive but stuck at a limit; the limit's sentence follows, to the line's last '.'. */
 export const STUCK_AT_LIMIT = 'the server is stuck at a limit: '
@@ -385,7 +394,7 @@ export class ServerProcess {
     const counters = limits && this.child?.pid !== undefined && this.alive ? readLimitCounters(this.child.pid, cgroup) : undefined
     const limit = counters && stuckAtLimit(counters, limits!)
     const log = this.logTail() ? `\n${this.logTail()}` : ''
-    if (limit) return new ServerStartError(`${STUCK_AT_LIMIT}${limit}.\nIt is still running, but ${what}.${log}`)
+    if (limit) return new ServerStartError(`${STUCK_AT_LIMIT}${limit}.\nIt is still running, but ${what}.${log}`, limit)
     const below = counters ? `; it is below every limit (${countersNote(counters, limits!)})` : ''
     return new ServerStartError(`the server is still running but ${what} (the start-up ceiling; LAB_START_TIMEOUT_S raises it)${below}.${log}`)
   }

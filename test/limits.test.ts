@@ -24,11 +24,17 @@ import {
   prlimitArgs,
   releasePidsCgroup,
 } from '#harness/limits.ts'
-import { countersNote, processTree, stuckAtLimit } from '#harness/limitCounters.ts'
+import { countersNote, processTree, stuckAtLimit as stuckPhrase } from '#harness/limitCounters.ts'
 import { findBwrap, sandboxed } from '#harness/sandbox.ts'
 import { ServerProcess, ServerStartError } from '#harness/spawnServer.ts'
 import { cpuProbe, fileSizeProbe, type LimitProbe, memoryProbe, PIDS_QUESTION, procsProbe, stuckProbe } from './fixtures/limitProbes.ts'
 import { scratchDir } from './helpers/scratch.ts'
+
+/** The sentence's English, as a stuck start's error holds it. */
+const stuckAtLimit = (...args: Parameters<typeof stuckPhrase>) => {
+  const said = stuckPhrase(...args)
+  return said === undefined ? undefined : String(said)
+}
 
 /** The verdict's English, as the result document holds it. */
 const limitVerdict = (...args: Parameters<typeof limitPhrase>) => {

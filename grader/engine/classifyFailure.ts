@@ -80,7 +80,7 @@ function classifyError(error: unknown, trace: CheckTrace): ClassifiedFailure {
   if (error instanceof NotJudged) return { status: 'not-judged', message: error.said, failure: undefined, blockedBy: error.blockedBy }
   if (error instanceof ServerStartError) {
     // One that died of a limit (limits.ts) is the submission's doing, not a server the grader could not start.
-    const limit = startLimitVerdict(error.message)
+    const limit = error.limit ?? startLimitVerdict(error.message)
     if (limit) return { status: 'fail', message: say('extraAtLimit', { limit, log: afterLimit(error.message) }), failure: undefined }
     return { status: 'error', message: say('extraNotStarted', { error: error.message }), failure: undefined }
   }

@@ -23,7 +23,7 @@ import { InterruptedError, interrupted } from '#harness/processes.ts'
 import { stageSandbox, type SandboxSpec } from '#harness/sandbox.ts'
 import { buildServer } from '#harness/serverBuild.ts'
 import type { ServerCommand } from '#harness/serverCommand.ts'
-import { ServerProcess, type ServerOptions } from '#harness/spawnServer.ts'
+import { ServerProcess, type ServerOptions, ServerStartError } from '#harness/spawnServer.ts'
 import { Workspace, type ScanTarget, type Source } from '#harness/workspace.ts'
 import { deniedSolutionRead, describeRefusals, findCopiedAnswers } from '../policing/copiedAnswers.ts'
 import { LearnerExports } from '../policing/learnerCode.ts'
@@ -244,7 +244,7 @@ export class Grading {
       return refused(check, stage, failedStart.copied)
     }
     if (failedStart) {
-      const result = failedToStart(check, stage, failedStart.error, this.graded.number)
+      const result = failedToStart(check, stage, failedStart.error, this.graded.number, failedStart.limit)
       found.startFailedIn = check.id
       found.startError = String(result.message).split('\n')[0]
       return result
@@ -296,7 +296,7 @@ export class Grading {
    * into solutions/ that the sandbox or the permission model stopped ('' when
    * the failure is not that).
    */
-  private async startShared(): Promise<{ error: string; copied: Line } | undefined> {
+  private async startShared(): Promise<{ error: string; copied: Line; limit?: Line } | undefined> {
     try {
       const first = !this.shared
       this.shared ??= await this.pool.shared(this.clock)
@@ -311,7 +311,11 @@ export class Grading {
       return undefined
     } catch (error) {
       const message = this.workspace.asLearnerPaths((error as Error).message)
-      return { error: message, copied: error instanceof BundleError ? '' : (deniedSolutionRead(this.scanned.shownAs, message) ?? '') }
+      return {
+        error: message,
+        copied: error instanceof BundleError ? '' : (deniedSolutionRead(this.scanned.shownAs, message) ?? ''),
+        ...(error instanceof ServerStartError && error.limit ? { limit: error.limit } : {}),
+      }
     }
   }
 

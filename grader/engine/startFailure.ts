@@ -123,9 +123,9 @@ function reasonSaid(reason: string): Line[] {
  * limit it hit, if any, its first error, then the log. Only its opening words
  * are the grader's; the rest is what the server and the limits said.
  */
-export function startFailureMessage(reason: string): Phrase {
+export function startFailureMessage(reason: string, stuckAt?: Line): Phrase {
   const first = firstError(reason)
-  const limit = startLimitVerdict(reason)
+  const limit = stuckAt ?? startLimitVerdict(reason)
   const rest = reasonSaid(afterLimit(reason).replace(FOREIGN_FRAME, ''))
   return say('notStarted', { evidence: listOf([...(limit ? [limit] : []), ...(first ? [first] : []), ...rest], 'lines') })
 }

@@ -42,12 +42,12 @@ export function refused(check: Check, stage: Stage, reason: Line): CheckResult {
 }
 
 /** The first check, when the server did not start (or its code did not build): the error, with file:line. */
-export function failedToStart(check: Check, stage: Stage, reason: string, gradedStage: number): CheckResult {
+export function failedToStart(check: Check, stage: Stage, reason: string, gradedStage: number, limit?: Line): CheckResult {
   return unrun(check, stage, {
     passed: false,
     status: 'error',
     maxPoints: check.points,
-    message: startFailureMessage(reason),
+    message: startFailureMessage(reason, limit),
     hint: say('startHint', { stage: gradedStage }),
   })
 }
