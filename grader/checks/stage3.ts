@@ -20,6 +20,7 @@ import { courseRule } from '../engine/courseRule.ts'
 
 // What these checks tell a learner, as templates the packs translate (i18n/<lang>.json, "messages": stage3.<key>).
 const say = phrases('stage3', {
+  status409or201: 'HTTP 409 or 201',
   duplicateReachedCore: 'a duplicate got past the key and reached the core while the first request was still running: it is executing a second time',
   every409AtOnce: 'every duplicate answered 409 at once',
   duplicateWaiting: 'a duplicate waiting in the core',
@@ -199,7 +200,7 @@ const crashMidTransfer: Check = {
       if (reply.status !== 409)
         fail(say('after409OrExecutes'), {
           exchange: reply.exchange,
-          expected: 'HTTP 409 or 201',
+          expected: say('status409or201'),
           got: `HTTP ${reply.status}`,
         })
       conflicts++
