@@ -16,7 +16,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { change, itSaid, type Limits } from './limits.ts'
-import { listOf, type Phrase, phrases } from './i18n/phrase.ts'
+import { type Line, listOf, type Phrase, phrases } from './i18n/phrase.ts'
 
 // What a stuck server is told, as templates the packs translate (i18n/<lang>.json, "messages": limitCounters.<key>).
 const say = phrases('limitCounters', {
@@ -24,6 +24,8 @@ const say = phrases('limitCounters', {
   refused: '{who} was refused a new process or thread {times} times, with {tasks} running of at most {procs}, {change}',
   atProcs: '{who} runs {tasks} processes and threads, at its limit of {procs}, {change}',
   atMemory: '{who} holds {mb} MB of memory, nearly all of {limit} MB, {change}',
+  note: '{tasks} processes and threads of {procs}, {mb} MB of memory{memory}',
+  ofMb: ' of {mb} MB',
 })
 
 /** A share of a limit at which the next allocation or thread of any size may be refused: at the limit. */
@@ -109,7 +111,13 @@ export function stuckAtLimit(counters: LimitCounters, limits: Limits): Phrase | 
 }
 
 /** The counters as a short note, for a server below every limit ("5 processes and threads of 128, 112 MB of 1024 MB"). */
-export function countersNote(counters: LimitCounters, limits: Limits): string {
-  const memory = Number.isFinite(limits.memoryMb) ? ` of ${limits.memoryMb} MB` : ''
-  return `${counters.tasks} processes and threads of ${limits.procs}, ${counters.largestDataMb} MB of memory${memory}`
+export function countersNote(counters: LimitCounters, limits: Limits): Phrase {
+  const memory = Number.isFinite(limits.memoryMb) ? say('ofMb', { mb: limits.memoryMb }) : ''
+  return say('note', { tasks: counters.tasks, procs: limits.procs, mb: counters.largestDataMb, memory })
+}
+
+/** A countersNote read back from its English (a start failure's reason holds it as text), in the learner's language; text it does not know stays as it is. */
+export function noteSaid(text: string): Line {
+  const m = /^(\d+) processes and threads of (\d+), (\d+) MB of memory(?: of (\d+) MB)?$/.exec(text)
+  return m ? say('note', { tasks: m[1]!, procs: m[2]!, mb: m[3]!, memory: m[4] ? say('ofMb', { mb: m[4] }) : '' }) : text
 }

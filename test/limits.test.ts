@@ -24,7 +24,8 @@ import {
   prlimitArgs,
   releasePidsCgroup,
 } from '#harness/limits.ts'
-import { countersNote, processTree, stuckAtLimit as stuckPhrase } from '#harness/limitCounters.ts'
+import { countersNote, noteSaid, processTree, stuckAtLimit as stuckPhrase } from '#harness/limitCounters.ts'
+import { say } from '#harness/i18n/phrase.ts'
 import { findBwrap, sandboxed } from '#harness/sandbox.ts'
 import { ServerProcess, ServerStartError } from '#harness/spawnServer.ts'
 import { cpuProbe, fileSizeProbe, type LimitProbe, memoryProbe, PIDS_QUESTION, procsProbe, stuckProbe } from './fixtures/limitProbes.ts'
@@ -181,8 +182,19 @@ describe('a live server at a limit: its counters', () => {
     const slow = { tasks: 12, refusedTasks: 0, largestDataMb: 120 }
     expect(stuckAtLimit(slow, limits)).toBeUndefined()
     expect(stuckAtLimit({ tasks: 20, largestDataMb: 200 }, limits)).toBeUndefined()
-    expect(countersNote(slow, limits)).toBe('12 processes and threads of 24, 120 MB of memory of 256 MB')
-    expect(countersNote(slow, { ...limits, memoryMb: Number.POSITIVE_INFINITY })).toBe('12 processes and threads of 24, 120 MB of memory')
+    expect(String(countersNote(slow, limits))).toBe('12 processes and threads of 24, 120 MB of memory of 256 MB')
+    expect(String(countersNote(slow, { ...limits, memoryMb: Number.POSITIVE_INFINITY }))).toBe('12 processes and threads of 24, 120 MB of memory')
+  })
+
+  it("reads the note back from a start failure's English, to say it in the learner's language", () => {
+    const slow = { tasks: 12, refusedTasks: 0, largestDataMb: 120 }
+    for (const memoryMb of [256, Number.POSITIVE_INFINITY]) {
+      const note = countersNote(slow, { ...limits, memoryMb })
+      const read = noteSaid(String(note))
+      expect(typeof read).not.toBe('string')
+      for (const lang of ['en', 'zh-CN', 'ko'] as const) expect(say(lang, read)).toBe(note.in(lang))
+    }
+    expect(noteSaid('not a note')).toBe('not a note')
   })
 
   it('reads a process tree from /proc: this process and the children it starts', async () => {

@@ -145,7 +145,7 @@ export class Grading {
   private bundle: Promise<string> | undefined
   private shared: ServerProcess | undefined
   private found: Findings
-  private clocksRead: string[] | undefined
+  private clocksRead: Line[] | undefined
   serverStartMs = 0
   /** The shared instance answered GET /health at least once. */
   private serverStarted = false
@@ -225,7 +225,7 @@ export class Grading {
   }
 
   /** The clocks the graded layer reads that the grader cannot move (read once per grade). */
-  uncontrolledClocks(): string[] {
+  uncontrolledClocks(): Line[] {
     this.clocksRead ??= uncontrolledClocks(this.workspace.stageDir(this.graded))
     return this.clocksRead
   }

@@ -15,6 +15,7 @@ import type { CheckResult } from './checkResult.ts'
 import { makeCheckContext, type CheckGround } from './checkContext.ts'
 import { checkTimeLimit, TimeoutError } from './checkTimer.ts'
 import { classifyFailure, type ClassifiedFailure } from './classifyFailure.ts'
+import { reasonSaid } from './startFailure.ts'
 import { answersMoney, HUNG_AFTER_MS, ServerHungError, watchHealth } from './watchdog.ts'
 
 /** A check's result; its requests if it failed (not merely left unjudged): the first such trace is what --keep lists; and whether its server stopped answering. */
@@ -27,7 +28,7 @@ export type CheckRunGround = CheckGround & {
   readonly realClock: GradeClock
   readonly sharedDb: string
   /** The clocks the graded layer reads that the grader cannot move (none: the grade's clock decides). */
-  uncontrolledClocks(): string[]
+  uncontrolledClocks(): Line[]
 }
 
 const say = phrases('runCheck', {
@@ -62,7 +63,7 @@ export async function runCheck(ground: CheckRunGround, check: Check, stage: Stag
   try {
     own = await ground.pool.lend({ settings: {}, database: 'fresh', clock: ground.realClock })
   } catch (error) {
-    const notes = [...result.notes, say('realClockNotStarted', { why, error: (error as Error).message.split('\n')[0]! })]
+    const notes = [...result.notes, say('realClockNotStarted', { why, error: reasonSaid((error as Error).message.split('\n')[0]!)[0]! })]
     return { ...first, result: { ...result, notes } }
   }
   try {
@@ -87,7 +88,7 @@ export async function runCheck(ground: CheckRunGround, check: Check, stage: Stag
 function whyTheRealClock(ground: CheckRunGround, status: CheckResult['status']): Line | undefined {
   if (ground.options.server) return status === 'fail' || status === 'not-judged' ? say('serverCodeNotRead') : undefined
   const clocks = ground.uncontrolledClocks()
-  return clocks.length ? say('layerReadsClock', { clocks: clocks.join(', ') }) : undefined
+  return clocks.length ? say('layerReadsClock', { clocks: listOf(clocks, 'comma') }) : undefined
 }
 async function runOnce(ground: CheckRunGround, check: Check, stage: Stage, bank: ServerProcess, clock: GradeClock, defaultDb: string): Promise<CheckRun> {
   const t0 = performance.now()

@@ -6,6 +6,7 @@ import { relative } from 'node:path'
 import { type Line, listOf, type Phrase, phrases } from '#harness/i18n/phrase.ts'
 import { gradingLimitVerdict, endFromText } from '#harness/limits.ts'
 import { repoRoot } from '#harness/paths.ts'
+import { noteSaid } from '#harness/limitCounters.ts'
 import { STUCK_AT_LIMIT } from '#harness/spawnServer.ts'
 
 /** esbuild's compile errors: "/path/file.ts:21:10: ERROR: Unexpected "="". */
@@ -102,7 +103,7 @@ function waitedSaid(what: string): Line {
 }
 
 /** The reason's first line, the grader's own words on how the start failed, in the learner's language; the rest (the log) as it came. */
-function reasonSaid(reason: string): Line[] {
+export function reasonSaid(reason: string): Line[] {
   const end = reason.indexOf('\n')
   const [first, rest] = end < 0 ? [reason, undefined] : [reason.slice(0, end), reason.slice(end + 1)]
   const died = DIED_LINE.exec(first)
@@ -113,7 +114,7 @@ function reasonSaid(reason: string): Line[] {
     : stuck
       ? say('stuckStillRunning', { what: waitedSaid(stuck[1]!) })
       : ceiling
-        ? say('atCeiling', { what: waitedSaid(ceiling[1]!), below: ceiling[2] === undefined ? '' : say('belowLimits', { counters: ceiling[2] }) })
+        ? say('atCeiling', { what: waitedSaid(ceiling[1]!), below: ceiling[2] === undefined ? '' : say('belowLimits', { counters: noteSaid(ceiling[2]) }) })
         : first
   return rest === undefined ? [said] : [said, rest]
 }

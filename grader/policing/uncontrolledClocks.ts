@@ -5,20 +5,30 @@
 // neither fail nor pass a lease or a TTL it does not drive.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { type Line, phrases } from '#harness/i18n/phrase.ts'
 
-const CLOCKS: Array<{ name: string; pattern: RegExp }> = [
-  { name: "SQLite's unixepoch()", pattern: /\bunixepoch\s*\(/i },
-  { name: "SQLite's 'now' (datetime('now'), julianday('now'), …)", pattern: /\b(?:datetime|julianday|strftime|date|time|timediff)\s*\([^)]*'now'/i },
-  { name: 'the SQL keyword CURRENT_TIMESTAMP (or CURRENT_DATE, CURRENT_TIME)', pattern: /\bcurrent_(?:timestamp|date|time)\b/i },
-  { name: 'the SQL keyword LOCALTIMESTAMP (or LOCALTIME)', pattern: /\blocaltime(?:stamp)?\b/i },
-  { name: "PostgreSQL's pg_catalog clock, written out in full", pattern: /\bpg_catalog\.(?:now|clock_timestamp|statement_timestamp|transaction_timestamp)\b/i },
+// The clocks' names, as templates the packs translate (i18n/<lang>.json, "messages": uncontrolledClocks.<key>).
+const say = phrases('uncontrolledClocks', {
+  unixepoch: "SQLite's unixepoch()",
+  sqliteNow: "SQLite's 'now' (datetime('now'), julianday('now'), …)",
+  currentTimestamp: 'the SQL keyword CURRENT_TIMESTAMP (or CURRENT_DATE, CURRENT_TIME)',
+  localtimestamp: 'the SQL keyword LOCALTIMESTAMP (or LOCALTIME)',
+  pgCatalog: "PostgreSQL's pg_catalog clock, written out in full",
+})
+
+const CLOCKS: Array<{ name: Line; pattern: RegExp }> = [
+  { name: say('unixepoch'), pattern: /\bunixepoch\s*\(/i },
+  { name: say('sqliteNow'), pattern: /\b(?:datetime|julianday|strftime|date|time|timediff)\s*\([^)]*'now'/i },
+  { name: say('currentTimestamp'), pattern: /\bcurrent_(?:timestamp|date|time)\b/i },
+  { name: say('localtimestamp'), pattern: /\blocaltime(?:stamp)?\b/i },
+  { name: say('pgCatalog'), pattern: /\bpg_catalog\.(?:now|clock_timestamp|statement_timestamp|transaction_timestamp)\b/i },
   { name: 'performance.now()', pattern: /\bperformance\.now\s*\(/ },
   { name: 'process.hrtime()', pattern: /\bprocess\.hrtime\b/ },
 ]
 
 /** The uncontrolled clocks the TypeScript and SQL files under `dir` mention, by name. */
-export function uncontrolledClocks(dir: string): string[] {
-  const found = new Set<string>()
+export function uncontrolledClocks(dir: string): Line[] {
+  const found = new Set<Line>()
   for (const text of sourceTexts(dir)) for (const { name, pattern } of CLOCKS) if (pattern.test(text)) found.add(name)
   return [...found]
 }
