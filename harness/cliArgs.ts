@@ -31,15 +31,17 @@ export function describeParseArgsError(error: ParseArgsError, lang: Lang = 'en')
 
 /**
  * parseArgs(config), except that a malformed command line prints the problem
- * and `usage` on stderr and exits 2. Any other error is thrown as it is.
+ * and `usage` (in the command line's language, when it is a function of it)
+ * on stderr and exits 2. Any other error is thrown as it is.
  */
-export function parseArgsOrExit<T extends ParseArgsConfig>(usage: string, config: T): ReturnType<typeof parseArgs<T>> {
+export function parseArgsOrExit<T extends ParseArgsConfig>(usage: string | ((lang: Lang) => string), config: T): ReturnType<typeof parseArgs<T>> {
   try {
     return parseArgs(config)
   } catch (error) {
     if (!isParseArgsError(error)) throw error
-    console.error(chalk.red(describeParseArgsError(error, languageOfCommandLine(config.args ?? process.argv.slice(2)))))
-    console.error(usage)
+    const lang = languageOfCommandLine(config.args ?? process.argv.slice(2))
+    console.error(chalk.red(describeParseArgsError(error, lang)))
+    console.error(typeof usage === 'string' ? usage : usage(lang))
     process.exit(2)
   }
 }

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { describeParseArgsError, isParseArgsError } from '#harness/cliArgs.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { rerunCommand } from '#grader/engine/rerun.ts'
+import { GRADE_USAGE, HINT_USAGE, RESET_USAGE, SERVE_USAGE, type Usage, usageText, WATCH_USAGE } from '#grader/cli/usage.ts'
 import { runCliDirectly } from './helpers/cli.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
@@ -74,6 +75,64 @@ it.concurrent.for([
   expect(r.code, r.stdout + r.stderr).toBe(2)
   expect(r.stderr).toContain(says)
   expect(r.stderr).toContain('usage: npm run grade --')
+})
+
+/** The English usage's lines of prose (two words or more), without the options' names. */
+const englishDescriptions = (usage: Usage) =>
+  usageText(usage, 'en')
+    .split('\n')
+    .slice(1)
+    .map((line) => line.replace(/^ *(?:<stage>|all|--[-a-z]+(?: [A-Z"|]+)?) {2,}/, '').trim())
+    .filter((line) => /[a-z]{3,} [a-z]{3,}/.test(line))
+
+/** The learner's commands, whose usage is in their language (grader/cli/usage.ts). */
+const learnerUsages = [
+  ['grade', GRADE_USAGE],
+  ['watch', WATCH_USAGE],
+  ['hint', HINT_USAGE],
+  ['reset', RESET_USAGE],
+  ['serve', SERVE_USAGE],
+] as const
+
+describe.concurrent("the learner's commands speak their usage in the learner's language", () => {
+  it.concurrent.for(learnerUsages.flatMap(([name]) => (['zh-CN', 'ko'] as const).map((lang) => [name, lang] as const)))(
+    'npm run %s -- --no-such-option --lang %s: the problem and the usage translated, no English description left',
+    { timeout: SPAWN_LIMIT_MS + 20_000 },
+    async ([name, lang], { expect }) => {
+      const usage = learnerUsages.find(([command]) => command === name)![1]
+      const [entry, ...positionals] = commands.find(([command]) => command === name)![1]
+      const r = await run([entry!, ...positionals, '--no-such-option', '--lang', lang])
+      expect(r.code, r.stderr).toBe(2)
+      expect(r.stderr).toContain(usageText(usage, lang))
+      expect(r.stderr).not.toContain('unknown option')
+      // Every line of the English usage's prose is said otherwise.
+      const english = englishDescriptions(usage)
+      expect(english.length).toBeGreaterThan(usage.rows.length / 2)
+      for (const line of english) expect(r.stderr, line).not.toContain(line)
+    },
+  )
+
+  it(
+    '--help prints it on stdout and exits 0, in every command',
+    async () => {
+      for (const [name] of learnerUsages) {
+        const [entry] = commands.find(([command]) => command === name)![1]
+        const r = await run([entry!, '--help', '--lang', 'ko'])
+        expect(r.code, r.stderr).toBe(0)
+        expect(r.stdout).toContain(`사용법: npm run ${name} --`)
+      }
+    },
+    SPAWN_LIMIT_MS,
+  )
+
+  it("lays out a description under its option's column, on the option's line when the name leaves a space", () => {
+    const usage = {
+      synopsis: 'npm run x',
+      column: 10,
+      rows: [{ option: '--a', does: 'one\ntwo' }, { option: '--longer-than', does: 'three' }, 'blank' as const, { paragraph: 'four', indent: 2 }],
+    }
+    expect(usageText(usage, 'en')).toBe('usage: npm run x\n\n  --a     one\n          two\n  --longer-than\n          three\n\n  four')
+  })
 })
 
 describe('the line that names the problem', () => {

@@ -8,9 +8,11 @@ import { course, findStage, UnknownStageError } from '#harness/course.ts'
 import { gradeAll } from './gradeAll.ts'
 import { exitUnlessInterrupted, installSignalCleanup, interrupted } from '#harness/processes.ts'
 import { nextStep } from '../output/nextStep.ts'
-import { LOOP_OPTIONS, LOOP_USAGE, LoopOptionError, loopGradeOptions } from './options.ts'
+import { LOOP_OPTIONS, LoopOptionError, loopGradeOptions } from './options.ts'
 import { refusal, UsageError, unknownStage } from './usageErrors.ts'
+import type { Lang } from '#harness/i18n/language.ts'
 import { t } from '#harness/i18n/messages.ts'
+import { GRADE_USAGE, usageText } from './usage.ts'
 import {
   printCheck,
   printDatabaseStart,
@@ -24,79 +26,25 @@ import {
 } from '../output/report.ts'
 import { newSeed } from '#harness/rng.ts'
 import { DEFAULT_TIME_LIMIT_S, gradeRoster, RosterError } from '../roster/roster.ts'
-import { JOB_INDEX_VARIABLE, listedSubmission, RosterListError } from '../roster/rosterList.ts'
+import { listedSubmission, RosterListError } from '../roster/rosterList.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { sandboxPolicy, SandboxUnavailableError } from '#harness/sandbox.ts'
-import { ALLOW_UNCONFINED, isolationOf, refuseUnconfined, UnconfinedError } from '#harness/isolation.ts'
+import { isolationOf, refuseUnconfined, UnconfinedError } from '#harness/isolation.ts'
 import { parseServerCommand, ServerCommandError } from '#harness/serverCommand.ts'
 import { isFailure } from '../engine/checkResult.ts'
 import type { GradeResult } from '../grade.ts'
 import type { Source } from '#harness/workspace.ts'
-import { HISTORIES_DEFAULT } from '../model/historyCount.ts'
 import { coverageLines } from '../output/coverageTable.ts'
 import { parseResultFormat, resultDocument, ResultFormatError } from '../output/resultFormats.ts'
 import { firstUnpassedHere, pickLine } from './firstUnpassed.ts'
 import { recordGrade } from './progressRecord.ts'
 
-const USAGE = `usage: npm run grade -- [<stage|all>] [options]
-
-  <stage>          0, stage0, or a slug such as unique-key; none: the first stage
-                   not yet passed (each stage's last full grade of stages/ is
-                   remembered in .lab/progress.json)
-  all              every stage, each on its own folder, then your progress
-  --solution       grade the reference solution instead of stages/
-  --dir PATH       grade the learner files of another checkout of the course
-  --server "CMD"   grade the server CMD starts, in any language (CONTRACT.md,
-                   "Grading your own server"); checks that need the stage's
-                   TypeScript or its SQLite file are skipped. It runs in the
-                   current folder, or in --dir PATH when given
-  --seed N         reproduce a run (every random input comes from the seed)
-  --repeat N       grade N times with seeds N, N+1, ... and report failures out of N
-  --json FILE      write the result as JSON
-  --format F       with --json, of one grade: write the result in an autograder
-                   platform's shape instead, gradescope (results.json) or
-                   classroom50 (result.json); docs/instructors.md
-  --verbose        print every request and response
-  --lang L         the language it speaks: en, zh-CN or ko (zh, zh-Hans and
-                   zh_CN.UTF-8 also pick zh-CN), remembered in .lab/ (default:
-                   a locale such as LANG=ko_KR.UTF-8 naming zh-CN or ko, else
-                   the one remembered, else en); requests, responses, --json
-                   and rosters stay English
-${LOOP_USAGE}
-  --no-sandbox     run the learner's code without the bubblewrap sandbox (used when
-                   bwrap is available; a roster refuses to run without it). Without
-                   it, a grader that is root runs the code as nobody
-  --require-isolation
-                   refuse (exit 2) to run the code with neither the sandbox nor
-                   another user, unless ${ALLOW_UNCONFINED}=1; --format implies it
-  --real-clock     wait out every lease and TTL on the host's clock instead of
-                   moving the grade's clock (slower; as for a --server without
-                   PUT /admin/clock)
-  --histories N    random histories each histories check runs (default ${HISTORIES_DEFAULT.sqlite},
-                   ${HISTORIES_DEFAULT.postgres} on stage 6, whose histories run on PostgreSQL);
-                   more find rarer combinations, and take longer
-  --coverage       after the grade, list the model's transitions each histories
-                   check reached (with --repeat N: on how many of the N seeds)
-
-  --roster DIR     grade every checkout under DIR (folder name = learner id),
-                   every stage (or only <stage>, or a list such as 3,4), in
-                   parallel, each stage of each checkout in its own process;
-                   results go to the store
-    --store FILE   the results store (default results/grades.sqlite)
-    --time-limit S seconds per stage of a checkout before it is stopped (default ${DEFAULT_TIME_LIMIT_S})
-    --jobs N       checkouts graded at a time (default: the number of cores)
-    --regrade      grade again what the store already holds from this roster
-                   (a rerun otherwise grades only what is missing)
-  --roster-list FILE --roster-index I|env
-                   grade <stage> of ONE checkout of FILE (one folder a line, blank
-                   lines and # comments skipped): the I-th, counting from 0, or with
-                   env ${JOB_INDEX_VARIABLE}'s (a Kubernetes Indexed Job). Graded as
-                   --dir, never unconfined (as --require-isolation); --json gets its
-                   learner (the folder's name) and gradedAt, for scores:import`
+/** The usage, in the command line's language (grader/cli/usage.ts). */
+const usage = (lang: Lang = languageOfCommandLine()) => usageText(GRADE_USAGE, lang)
 
 async function main(): Promise<number> {
   installSignalCleanup(() => t(languageOfCommandLine(), 'interrupted'))
-  const { values, positionals } = parseArgsOrExit(USAGE, {
+  const { values, positionals } = parseArgsOrExit(usage, {
     allowPositionals: true,
     options: {
       solution: { type: 'boolean', default: false },
@@ -131,7 +79,7 @@ async function main(): Promise<number> {
   let wanted = positionals[0] ?? (values.roster ? 'all' : undefined)
   const bare = wanted === undefined && !values.solution && values.dir === undefined && values.server === undefined && values['roster-list'] === undefined
   if (values.help || (wanted === undefined && !bare) || positionals.length > 1) {
-    console.log(USAGE)
+    console.log(usage())
     return values.help ? 0 : 2
   }
   if (wanted === undefined) {
@@ -299,7 +247,7 @@ main().then(
       // The learner's mistakes are said in their language; an instructor's setup problems (a roster, a sandbox) in English.
       const said = error instanceof UsageError ? error.said : error instanceof UnknownStageError ? unknownStage(error) : error.message
       console.error(chalk.red(say(languageOfCommandLine(), said)))
-      console.error(USAGE)
+      console.error(usage())
     } else console.error(chalk.red('the grader itself failed:'), error)
     process.exit(2)
   },

@@ -8,23 +8,22 @@ import { languageOfCommandLine, languageOrExit, parseArgsOrExit } from '#harness
 import { say } from '#harness/i18n/phrase.ts'
 import { unknownStage } from './usageErrors.ts'
 import { findStage, UnknownStageError } from '#harness/course.ts'
+import type { Lang } from '#harness/i18n/language.ts'
 import { t } from '#harness/i18n/messages.ts'
+import { HINT_USAGE, usageText } from './usage.ts'
 import { printHints, resetHints, revealNext } from './hints.ts'
 
-const USAGE = `usage: npm run hint -- <stage> [--reset] [--lang L]
-
-  <stage>   0, stage0, or a slug such as unique-key: shows its hints seen so far, and one more
-  --reset   hide the stage's hints again
-  --lang L  the language of the hints: en, zh-CN or ko (as npm run grade -- --help says)`
+/** The usage, in the command line's language (grader/cli/usage.ts). */
+const usage = (lang: Lang = languageOfCommandLine()) => usageText(HINT_USAGE, lang)
 
 function main(): number {
-  const { values, positionals } = parseArgsOrExit(USAGE, {
+  const { values, positionals } = parseArgsOrExit(usage, {
     allowPositionals: true,
-    options: { reset: { type: 'boolean', default: false }, lang: { type: 'string' } },
+    options: { reset: { type: 'boolean', default: false }, lang: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
   })
-  if (positionals.length !== 1) {
-    console.error(USAGE)
-    return 2
+  if (values.help || positionals.length !== 1) {
+    console[values.help ? 'log' : 'error'](usage())
+    return values.help ? 0 : 2
   }
   const stage = findStage(positionals[0]!)
   const lang = languageOrExit(values.lang)

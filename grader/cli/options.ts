@@ -11,13 +11,6 @@ export const LOOP_OPTIONS = {
   'start-timeout': { type: 'string' },
 } as const
 
-export const LOOP_USAGE = `  --only ID        run only this check (repeatable: --only a --only b)
-  --no-regression  only the stage's own checks, not the earlier stages'
-  --keep           leave the server of the first failure running, and print
-                   its URL, admin token, API keys and accounts
-  --start-timeout S  seconds a server that is alive may take to start
-                   (default: LAB_START_TIMEOUT_S, else 60)`
-
 type LoopValues = { only?: string[]; 'no-regression'?: boolean; keep?: boolean; 'start-timeout'?: string }
 
 export class LoopOptionError extends UsageError {}

@@ -12,17 +12,12 @@ import { unknownStage } from './usageErrors.ts'
 import { findStage, UnknownStageError } from '#harness/course.ts'
 import type { Lang } from '#harness/i18n/language.ts'
 import { t } from '#harness/i18n/messages.ts'
+import { RESET_USAGE, usageText } from './usage.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { applyReset, planReset, ResetError, type ResetProblem } from './starterRestore.ts'
 
-const USAGE = `usage: npm run reset -- <stage> [--yes] [--lang L]
-
-  <stage>   0, stage0, or a slug such as unique-key: puts back the starter of the
-            files you edit in its folder (course.json's "edits"), after listing
-            them and asking; its README, files you added and everything
-            outside the folder stay as they are
-  --yes     restore without asking (needed when stdin is not a terminal)
-  --lang L  the language it speaks: en, zh-CN or ko (as npm run grade -- --help says)`
+/** The usage, in the command line's language (grader/cli/usage.ts). */
+const usage = (lang: Lang = languageOfCommandLine()) => usageText(RESET_USAGE, lang)
 
 function problemLine(problem: ResetProblem, number: number, lang: Lang): string {
   if (problem.kind === 'noHistory') return t(lang, 'reset.noHistory', { number, error: problem.error })
@@ -47,13 +42,13 @@ async function ask(question: string): Promise<string> {
 }
 
 async function main(): Promise<number> {
-  const { values, positionals } = parseArgsOrExit(USAGE, {
+  const { values, positionals } = parseArgsOrExit(usage, {
     allowPositionals: true,
-    options: { yes: { type: 'boolean', short: 'y', default: false }, lang: { type: 'string' } },
+    options: { yes: { type: 'boolean', short: 'y', default: false }, lang: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
   })
-  if (positionals.length !== 1) {
-    console.error(USAGE)
-    return 2
+  if (values.help || positionals.length !== 1) {
+    console[values.help ? 'log' : 'error'](usage())
+    return values.help ? 0 : 2
   }
   const stage = findStage(positionals[0]!)
   const lang = languageOrExit(values.lang)
@@ -96,7 +91,7 @@ main().then(
     console.error(
       chalk.red(error instanceof UnknownStageError ? say(languageOfCommandLine(), unknownStage(error)) : `npm run reset failed: ${(error as Error).message}`),
     )
-    if (error instanceof UnknownStageError) console.error(USAGE)
+    if (error instanceof UnknownStageError) console.error(usage())
     process.exitCode = error instanceof UnknownStageError ? 2 : 1
   },
 )

@@ -15,10 +15,12 @@ import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { rmSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { languageOrExit, parseArgsOrExit } from '#harness/cliArgs.ts'
+import { languageOfCommandLine, languageOrExit, parseArgsOrExit } from '#harness/cliArgs.ts'
 import { findStage, UnknownStageError, type Stage } from '#harness/course.ts'
 import { say } from '#harness/i18n/phrase.ts'
+import type { Lang } from '#harness/i18n/language.ts'
 import { t } from '#harness/i18n/messages.ts'
+import { SERVE_USAGE, usageText } from './usage.ts'
 import { stageText } from '#harness/i18n/packs.ts'
 import { createDemo, demoCurls } from './serveDemo.ts'
 import { serveLine } from './serveLines.ts'
@@ -27,22 +29,10 @@ import { repoRoot } from '#harness/paths.ts'
 import { isGraderToken, newGraderToken } from '#bank/auth.ts'
 import { LATEST_INSTANT_MS } from '#bank/config.ts'
 
-const USAGE = `usage: npm run serve -- [<stage>] [--solution] [--port N] [--fresh] [--demo] [--clock MS] [--lang L]
+/** The usage, in the command line's language (grader/cli/usage.ts). */
+const usage = (lang: Lang = languageOfCommandLine()) => usageText(SERVE_USAGE, lang)
 
-  <stage>      0, stage0, or a slug such as unique-key (default 0)
-  --solution   serve the reference solution instead of stages/
-  --port N     the port on 127.0.0.1 (default 3000)
-  --fresh      start from an empty database (each stage keeps its own bank-NN-slug.sqlite)
-  --demo       create a client and two funded accounts, and print curl lines to try them
-  --clock MS   the bank's clock stands at MS (ms since the epoch) until PUT /admin/clock
-               moves it, as in a grade (a failing history's replay starts it so); the
-               admin token is then adm_ and 32 hex digits, the only kind the bank obeys for that
-  --lang L     the language of these lines: en, zh-CN or ko (as npm run grade -- --help says);
-               the bank's own log stays English
-  LAB_DB and LAB_ADMIN_TOKEN override the database file and the admin token
-  (otherwise a new random token per run, printed at the start)`
-
-const { values, positionals } = parseArgsOrExit(USAGE, {
+const { values, positionals } = parseArgsOrExit(usage, {
   allowPositionals: true,
   options: {
     solution: { type: 'boolean', default: false },
@@ -51,13 +41,18 @@ const { values, positionals } = parseArgsOrExit(USAGE, {
     demo: { type: 'boolean', default: false },
     clock: { type: 'string' },
     lang: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 })
+if (values.help) {
+  console.log(usage())
+  process.exit(0)
+}
 const lang = languageOrExit(values.lang)
 const tell = (line: Parameters<typeof say>[1]) => say(lang, line)
 if (positionals.length > 1) {
   console.error(tell(serveLine('oneStage', { argument: positionals[1]! })))
-  console.error(USAGE)
+  console.error(usage())
   process.exit(2)
 }
 const stage = stageOrExit(positionals[0] ?? '0')
@@ -110,7 +105,7 @@ function clockOrExit(text: string): number {
   const ms = Number(text)
   if (/^\d+$/.test(text) && Number.isSafeInteger(ms) && ms <= LATEST_INSTANT_MS) return ms
   console.error(tell(serveLine('clockValue', { text, latest: LATEST_INSTANT_MS })))
-  console.error(USAGE)
+  console.error(usage())
   process.exit(2)
 }
 
@@ -121,7 +116,7 @@ function stageOrExit(name: string): Stage {
   } catch (error) {
     if (!(error instanceof UnknownStageError)) throw error
     console.error(tell(unknownStage(error)))
-    console.error(USAGE)
+    console.error(usage())
     process.exit(2)
   }
 }

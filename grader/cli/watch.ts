@@ -11,7 +11,9 @@ import { resolve } from 'node:path'
 import chalk from 'chalk'
 import { languageOfCommandLine, languageOrExit, parseArgsOrExit } from '#harness/cliArgs.ts'
 import { course, findStage, stageByNumber } from '#harness/course.ts'
+import type { Lang } from '#harness/i18n/language.ts'
 import { t } from '#harness/i18n/messages.ts'
+import { WATCH_USAGE, usageText } from './usage.ts'
 import { nextStep } from '../output/nextStep.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { installSignalCleanup, interrupted, quit } from '#harness/processes.ts'
@@ -27,20 +29,11 @@ import { commandOf, type Effect, initialState, step, type WatchEvent } from './w
 /** Editors write a file in several steps (truncate, write, rename): one regrade for the lot. */
 const SETTLE_MS = 150
 
-const USAGE = `usage: npm run watch -- <stage> [--all] [--solution | --dir PATH] [--seed N] [--lang L]
-
-  <stage>      0, stage0, or a slug such as unique-key
-  --all        run every check, not only up to the first failure
-  --solution   watch the reference solution instead of stages/
-  --dir PATH   watch the learner files of another checkout of the course
-  --seed N     the seed of every grade (default: a new one each time)
-  --lang L     the language it speaks: en, zh-CN or ko (as npm run grade -- --help says)
-
-On a terminal: h shows the next hint, n watches the next stage, a runs every
-check once, q quits (as Ctrl-C does, with exit code 0).`
+/** The usage, in the command line's language (grader/cli/usage.ts). */
+const usage = (lang: Lang = languageOfCommandLine()) => usageText(WATCH_USAGE, lang)
 
 installSignalCleanup(() => t(languageOfCommandLine(), 'interrupted'))
-const { values, positionals } = parseArgsOrExit(USAGE, {
+const { values, positionals } = parseArgsOrExit(usage, {
   allowPositionals: true,
   options: {
     all: { type: 'boolean', default: false },
@@ -48,11 +41,12 @@ const { values, positionals } = parseArgsOrExit(USAGE, {
     dir: { type: 'string' },
     seed: { type: 'string' },
     lang: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 })
-if (positionals.length !== 1) {
-  console.error(USAGE)
-  process.exit(2)
+if (values.help || positionals.length !== 1) {
+  console[values.help ? 'log' : 'error'](usage())
+  process.exit(values.help ? 0 : 2)
 }
 const first = findStage(positionals[0]!)
 const lang = languageOrExit(values.lang)
