@@ -21,7 +21,7 @@ import { uncontrolledClocks } from '../policing/uncontrolledClocks.ts'
 import type { CoreSettings } from '#harness/bankClient.ts'
 import { layerRows } from './layerRows.ts'
 import { promisesOf, type Periods } from '../model/contract.ts'
-import { transitionsOf, type Reach } from '../model/coverage.ts'
+import { transitionSaid, transitionsOf, type Reach } from '../model/coverage.ts'
 import type { Coverage } from '../engine/checkResult.ts'
 import { SETTINGS_ROUNDS, HISTORIES_PER_SETTINGS_ROUND } from '../model/historyCount.ts'
 import { drawnPeriods, type DrawnPeriods } from '../model/settings.ts'
@@ -133,7 +133,10 @@ export function historiesCheck(stage: number): Check {
           say(missed.length ? 'reachedMissed' : 'reached', {
             reached: coverage.filter((c) => !c.unreachable).length - missed.length,
             total: coverage.filter((c) => !c.unreachable).length,
-            missed: missed.map((c) => c.transition).join('; '),
+            missed: listOf(
+              missed.map((c) => transitionSaid(c.transition)),
+              'semicolon',
+            ),
             stage: ctx.gradedStage,
           }),
         )

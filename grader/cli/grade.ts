@@ -212,7 +212,7 @@ async function main(): Promise<number> {
     const skipped = results[0]!.checks.filter((c) => c.status === 'skipped')
     if (skipped.length) console.log(`  ${t(lang, 'repeat.skipped', { count: skipped.length, ids: skipped.map((c) => c.id).join(', ') })}`)
   }
-  if (values.coverage) console.log(`\n${coverageLines(results).join('\n')}`)
+  if (values.coverage) console.log(`\n${coverageLines(results, lang).join('\n')}`)
   const jsonTo = values['json-fd'] !== undefined ? Number(values['json-fd']) : values.json
   if (jsonTo !== undefined) {
     const payload = repeat === 1 ? resultDocument(results[0]!, format) : { runs: results, passed: results.every((r) => r.passed) }

@@ -4,7 +4,67 @@
 // settle in runHistory.ts). A grade counts the transitions its histories
 // reach (`npm run grade -- N --coverage`), against every one the stage's
 // contract has, so that "the histories explore" is a measured claim.
+import { type Line, phrases } from '#harness/i18n/phrase.ts'
 import { liveRow, scopeOf, type Allowed, type ModelState, type Promises, type Request } from './contract.ts'
+
+// A transition's name is its English, the same in every result document
+// (checks' coverage, --json): it is what the counts are keyed by. Its parts
+// are templates the packs translate (i18n/<lang>.json, "messages":
+// transition.<key>), so that transitionSaid says a name in the learner's
+// language; the answers that are problem types (key-reused, replay, …) are
+// the contract's words and stay as they are.
+const PARTS = {
+  noKey: 'no key',
+  malformedKey: 'malformed key',
+  unknownKey: 'unknown key',
+  expiredKey: 'expired key',
+  completed: 'completed',
+  inProgress: 'in progress',
+  inFlight: 'in flight',
+  leaseRunOut: 'lease run out',
+  anyBody: 'any body',
+  first: 'first',
+  sameBody: 'same body',
+  otherBody: 'other body',
+  executes: 'executes (201)',
+  refusedByBank: 'executes, refused by the bank',
+  coreFails: 'core fails (503)',
+  heldHolding: 'held, holding its claim',
+  heldSuperseded: 'held, superseded',
+  heldRunOut: 'held, its lease run out',
+  released: 'released',
+  letGoToFail: 'let go to fail',
+  expiredKeys: 'expired keys',
+  pastPurge: 'a request past the purge interval',
+  rowsGone: 'rows gone',
+} as const
+const part = phrases('transition', { ...PARTS, named: '{state} · {request} → {answer}' })
+
+/** Why a transition cannot be reached by a grade's histories, as templates (stored in English, like the names). */
+const why = phrases('unreachable', {
+  leaseClock: 'a lease runs out only on a clock the grader moves',
+  expiryClock: 'a key expires only on a clock the grader moves',
+  holdAlone: 'one request is held apart from the others only with PUT /admin/core {"holdNext"}',
+  takeoverClock: 'a claim is taken over only once its lease runs out, on a clock the grader moves',
+  keyTable: 'the key table is read only where the grade reads the database, on a clock it moves',
+})
+
+const partSaid = (english: string): Line => {
+  const key = (Object.keys(PARTS) as Array<keyof typeof PARTS>).find((k) => PARTS[k] === english)
+  return key ? part(key) : english
+}
+
+/** A transition's name (transitionOf, heldTransitionOf, PURGE_TRANSITION) in the learner's language; a name it does not know stays as it is. */
+export function transitionSaid(name: string): Line {
+  const m = /^(.*) · (.*) → (.*)$/.exec(name)
+  return m ? part('named', { state: partSaid(m[1]!), request: partSaid(m[2]!), answer: partSaid(m[3]!) }) : name
+}
+
+/** Why a transition is unreachable (as transitionsOf stores it) in the learner's language. */
+export function unreachableSaid(text: string): Line {
+  const key = (['leaseClock', 'expiryClock', 'holdAlone', 'takeoverClock', 'keyTable'] as const).find((k) => String(why(k)) === text)
+  return key ? why(key) : text
+}
 
 /** The state of `r`'s key before it is answered. */
 function keyState(m: ModelState, r: Request): string {
@@ -64,14 +124,14 @@ export function transitionsOf(p: Promises, reach: Reach): Array<{ name: string; 
   ]
   if (p.leases) {
     rows.push(['in flight', 'same body', 'in-flight'], ['in flight', 'other body', 'key-reused'])
-    const noClock = reach.clock ? undefined : 'a lease runs out only on a clock the grader moves'
+    const noClock = reach.clock ? undefined : String(why('leaseClock'))
     for (const a of executes) rows.push(['lease run out', 'same body', a, noClock])
     rows.push(['lease run out', 'other body', 'key-reused', noClock])
   } else {
     rows.push(['in progress', 'same body', 'already-processed'], ['in progress', 'other body', p.fingerprint ? 'key-reused' : 'already-processed'])
   }
   if (p.scopeAndTtl) {
-    const noClock = reach.clock ? undefined : 'a key expires only on a clock the grader moves'
+    const noClock = reach.clock ? undefined : String(why('expiryClock'))
     for (const body of ['same body', 'other body']) for (const a of executes) rows.push(['expired key', body, a, noClock])
   }
   const named = rows.map(([state, body, answer, unreachable]) => ({ name: `${state} · ${body} → ${answer}`, ...(unreachable ? { unreachable } : {}) }))
@@ -79,11 +139,11 @@ export function transitionsOf(p: Promises, reach: Reach): Array<{ name: string; 
     { name: heldTransitionOf('holder', 'released', { kind: 'executes', outcome: { status: 201, to: '', amount: 0, balanceAfter: 0 } }) },
     { name: heldTransitionOf('holder', 'released', { kind: 'executes', outcome: { status: 402, type: '' } }) },
   ]
-  const alone = reach.holdAlone ? undefined : 'one request is held apart from the others only with PUT /admin/core {"holdNext"}'
+  const alone = reach.holdAlone ? undefined : String(why('holdAlone'))
   held.push({ name: heldTransitionOf('holder', 'let go to fail', { kind: 'core-unavailable' }), ...(alone ? { unreachable: alone } : {}) })
   if (p.leases) {
-    const takeover = !reach.clock ? 'a claim is taken over only once its lease runs out, on a clock the grader moves' : alone
-    const noClock = reach.clock ? undefined : 'a lease runs out only on a clock the grader moves'
+    const takeover = !reach.clock ? String(why('takeoverClock')) : alone
+    const noClock = reach.clock ? undefined : String(why('leaseClock'))
     held.push(
       {
         name: heldTransitionOf('lease run out', 'released', { kind: 'executes', outcome: { status: 201, to: '', amount: 0, balanceAfter: 0 } }),
@@ -105,7 +165,7 @@ export function transitionsOf(p: Promises, reach: Reach): Array<{ name: string; 
     ? [
         {
           name: PURGE_TRANSITION,
-          ...(!reach.clock || !reach.keyTable ? { unreachable: 'the key table is read only where the grade reads the database, on a clock it moves' } : {}),
+          ...(!reach.clock || !reach.keyTable ? { unreachable: String(why('keyTable')) } : {}),
         },
       ]
     : []
