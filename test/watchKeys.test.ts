@@ -2,7 +2,7 @@
 // which key means what, what each does when no grade runs, what waits for
 // the grade under way, and that q and Ctrl-C never wait.
 import { describe, expect, it } from 'vitest'
-import { commandOf, type Effect, initialState, step, type WatchEvent, type WatchState } from '#grader/cli/watchKeys.ts'
+import { commandOf, type Effect, initialState, reasonOf, step, type WatchEvent, type WatchState } from '#grader/cli/watchKeys.ts'
 
 /** The effects of `events` from `state`, in order, and the state they leave. */
 function run(state: WatchState, events: WatchEvent[]): { state: WatchState; effects: Effect[] } {
@@ -45,17 +45,17 @@ describe('the state machine', () => {
 
   it('starts with a grade of the stage, up to the first failure', () => {
     const { state, effects } = run(idle, [{ type: 'start' }])
-    expect(effects).toEqual([{ type: 'grade', stage: 2, all: false, reason: 'first grade' }])
+    expect(effects).toEqual([{ type: 'grade', stage: 2, all: false, reason: reasonOf('first') }])
     expect(state.running).toBe(true)
   })
 
   it('idle: h shows the next hint, a grades every check once, n watches and grades the next stage', () => {
     expect(run(idle, [key('hint')]).effects).toEqual([{ type: 'hint', stage: 2 }])
-    expect(run(idle, [key('all')]).effects).toEqual([{ type: 'grade', stage: 2, all: true, reason: 'every check (a)' }])
+    expect(run(idle, [key('all')]).effects).toEqual([{ type: 'grade', stage: 2, all: true, reason: reasonOf('all') }])
     const next = run(idle, [key('next')])
     expect(next.effects).toEqual([
       { type: 'watch', stage: 3 },
-      { type: 'grade', stage: 3, all: false, reason: 'stage 3 (n)' },
+      { type: 'grade', stage: 3, all: false, reason: reasonOf('next', { number: 3 }) },
     ])
     expect(next.state.stage).toBe(3)
     // The stage after that grade ends: h is the new stage's hint.
@@ -82,7 +82,7 @@ describe('the state machine', () => {
     expect(afterFirst.effects).toEqual([
       { type: 'hint', stage: 2 },
       { type: 'watch', stage: 3 },
-      { type: 'grade', stage: 3, all: false, reason: 'stage 3 (n)' },
+      { type: 'grade', stage: 3, all: false, reason: reasonOf('next', { number: 3 }) },
     ])
     expect(run(afterFirst.state, [ended]).effects).toEqual([{ type: 'hint', stage: 3 }])
   })
@@ -94,8 +94,10 @@ describe('the state machine', () => {
       { type: 'saved', file: 'b.ts' },
     ])
     expect(saved.effects).toEqual([])
-    expect(run(saved.state, [ended]).effects).toEqual([{ type: 'grade', stage: 2, all: false, reason: 'changed during the last grade' }])
-    expect(run(idle, [{ type: 'saved', file: 'keyStore.ts' }]).effects).toEqual([{ type: 'grade', stage: 2, all: false, reason: 'keyStore.ts changed' }])
+    expect(run(saved.state, [ended]).effects).toEqual([{ type: 'grade', stage: 2, all: false, reason: reasonOf('savedDuring') }])
+    expect(run(idle, [{ type: 'saved', file: 'keyStore.ts' }]).effects).toEqual([
+      { type: 'grade', stage: 2, all: false, reason: reasonOf('saved', { file: 'keyStore.ts' }) },
+    ])
     // Ended with nothing waiting: nothing to do.
     expect(run(saved.state, [ended, ended]).effects).toHaveLength(1)
   })
@@ -104,7 +106,7 @@ describe('the state machine', () => {
     const grading = run(idle, [{ type: 'start' }]).state
     const waited = run(grading, [key('next'), { type: 'saved', file: 'a.ts' }])
     const after = run(waited.state, [ended])
-    expect(after.effects.filter((e) => e.type === 'grade')).toEqual([{ type: 'grade', stage: 3, all: false, reason: 'stage 3 (n)' }])
+    expect(after.effects.filter((e) => e.type === 'grade')).toEqual([{ type: 'grade', stage: 3, all: false, reason: reasonOf('next', { number: 3 }) }])
     expect(run(after.state, [ended]).effects).toEqual([])
   })
 

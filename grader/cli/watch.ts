@@ -13,6 +13,7 @@ import { languageOfCommandLine, languageOrExit, parseArgsOrExit } from '#harness
 import { course, findStage, stageByNumber } from '#harness/course.ts'
 import type { Lang } from '#harness/i18n/language.ts'
 import { t } from '#harness/i18n/messages.ts'
+import { type Line, say } from '#harness/i18n/phrase.ts'
 import { WATCH_USAGE, usageText } from './usage.ts'
 import { nextStep } from '../output/nextStep.ts'
 import { repoRoot } from '#harness/paths.ts'
@@ -99,14 +100,14 @@ function perform(effect: Effect) {
   }
 }
 
-async function regrade(number: number, all: boolean, reason: string) {
+async function regrade(number: number, all: boolean, reason: Line) {
   // Interrupted: processes.ts stops the grade's servers and exits (130 or 143); the cut grade ends in InterruptedError, which it swallows.
   if (interrupted()) return
   const stage = stageByNumber(number)
   const folder = folderOf(number)
   // A terminal gets a clean screen; a log or a pipe gets a ruler instead of escape codes.
   if (process.stdout.isTTY) process.stdout.write('\x1b[2J\x1b[3J\x1b[H')
-  else console.log(chalk.dim(`\n──── ${reason} ────`))
+  else console.log(chalk.dim(`\n──── ${say(lang, reason)} ────`))
   const seed = values.seed !== undefined ? Number(values.seed) : newSeed()
   printHeader(stage, seed, folder, lang)
   const result = await grade({

@@ -4,6 +4,17 @@
 // runs at a time: a save or a key (h, n, a) during a grade waits for it to
 // end, in the order they came; q and Ctrl-C act at once.
 import type { Key } from 'node:readline'
+import { type Line, phrases } from '#harness/i18n/phrase.ts'
+
+/** Why a grade runs, heading it when the output is not a terminal (i18n/<lang>.json, "messages": watchReason.<key>). */
+export const reasonOf = phrases('watchReason', {
+  first: 'first grade',
+  saved: '{file} changed',
+  aFile: 'a file',
+  all: 'every check (a)',
+  next: 'stage {number} (n)',
+  savedDuring: 'changed during the last grade',
+})
 
 /** What a key asks for: h the next hint, n the next stage, a every check once, q quit; Ctrl-C interrupts as it would without raw mode. */
 export type KeyCommand = 'hint' | 'next' | 'all' | 'quit' | 'interrupt'
@@ -24,7 +35,7 @@ export type WatchEvent = { type: 'start' } | { type: 'saved'; file: string | nul
 
 export type Effect =
   /** Grade `stage`; `all`: every check, not up to the first failure. `reason` heads the run when the output is not a terminal. */
-  | { type: 'grade'; stage: number; all: boolean; reason: string }
+  | { type: 'grade'; stage: number; all: boolean; reason: Line }
   | { type: 'hint'; stage: number }
   /** Watch `stage`'s folder instead of the one watched. */
   | { type: 'watch'; stage: number }
@@ -62,10 +73,12 @@ export function step(state: WatchState, event: WatchEvent): Step {
     const saved = event.type === 'saved' && !state.waiting.some((w) => w.type === 'saved')
     return { state: saved ? { ...state, waiting: [...state.waiting, { type: 'saved' }] } : state, effects: [] }
   }
-  return event.type === 'start' ? grade(state, state.stage, false, 'first grade') : grade(state, state.stage, false, `${event.file ?? 'a file'} changed`)
+  return event.type === 'start'
+    ? grade(state, state.stage, false, reasonOf('first'))
+    : grade(state, state.stage, false, reasonOf('saved', { file: event.file ?? reasonOf('aFile') }))
 }
 
-function grade(state: WatchState, stage: number, all: boolean, reason: string, before: Effect[] = []): Step {
+function grade(state: WatchState, stage: number, all: boolean, reason: Line, before: Effect[] = []): Step {
   // A grade about to start covers every save that waited for the last one.
   const waiting = state.waiting.filter((w) => w.type !== 'saved')
   return { state: { ...state, stage, running: true, waiting }, effects: [...before, { type: 'grade', stage, all, reason }] }
@@ -73,10 +86,10 @@ function grade(state: WatchState, stage: number, all: boolean, reason: string, b
 
 function keyWhenIdle(state: WatchState, command: Queueable): Step {
   if (command === 'hint') return { state, effects: [{ type: 'hint', stage: state.stage }] }
-  if (command === 'all') return grade(state, state.stage, true, 'every check (a)')
+  if (command === 'all') return grade(state, state.stage, true, reasonOf('all'))
   if (state.stage >= state.last) return { state, effects: [{ type: 'lastStage', stage: state.stage }] }
   const next = state.stage + 1
-  return grade(state, next, false, `stage ${next} (n)`, [{ type: 'watch', stage: next }])
+  return grade(state, next, false, reasonOf('next', { number: next }), [{ type: 'watch', stage: next }])
 }
 
 /** After a grade: what waited for it, in order, until one starts the next grade (the rest wait for that one). */
@@ -86,7 +99,7 @@ function drain(state: WatchState): Step {
   while (!current.running && current.waiting.length > 0) {
     const [first, ...rest] = current.waiting
     current = { ...current, waiting: rest }
-    const done = first!.type === 'saved' ? grade(current, current.stage, false, 'changed during the last grade') : keyWhenIdle(current, first!.command)
+    const done = first!.type === 'saved' ? grade(current, current.stage, false, reasonOf('savedDuring')) : keyWhenIdle(current, first!.command)
     current = done.state
     effects.push(...done.effects)
   }
