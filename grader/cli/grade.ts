@@ -248,7 +248,7 @@ main().then(
       const said = error instanceof UsageError ? error.said : error instanceof UnknownStageError ? unknownStage(error) : error.message
       console.error(chalk.red(say(languageOfCommandLine(), said)))
       console.error(usage())
-    } else console.error(chalk.red('the grader itself failed:'), error)
+    } else console.error(chalk.red(t(languageOfCommandLine(), 'graderFailed')), error)
     process.exit(2)
   },
 )

@@ -93,6 +93,8 @@ export const MESSAGES = {
   'hint.reset': 'stage {number}: hints hidden again',
   // The one line of a command stopped by Ctrl-C (harness/processes.ts): no verdict.
   interrupted: 'interrupted',
+  // A grade that ended in an error of the grader's own (a bug to report), before its stack.
+  graderFailed: 'the grader itself failed:',
   // A bare npm run grade: the stage it picked, and why (grader/cli/firstUnpassed.ts).
   'pick.ungraded': 'stage {number} ({slug}): the first stage not yet passed (no full grade of it yet)',
   'pick.failed': 'stage {number} ({slug}): the first stage not yet passed (its last full grade failed)',
