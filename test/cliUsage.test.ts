@@ -10,7 +10,7 @@ import { describeParseArgsError, isParseArgsError } from '#harness/cliArgs.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { rerunCommand } from '#grader/engine/rerun.ts'
 import { GRADE_USAGE, HINT_USAGE, RESET_USAGE, SERVE_USAGE, type Usage, usageText, WATCH_USAGE } from '#grader/cli/usage.ts'
-import { runCliDirectly } from './helpers/cli.ts'
+import { inEnglish, runCliDirectly } from './helpers/cli.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 const scratch = scratchDir('cli-usage')
@@ -38,7 +38,7 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
       process.execPath,
       [LAUNCHER, ...args],
       // LAB_HOME: hint must not touch the course's own .lab/ even if it got that far. None of these runs starts a server.
-      { cwd: repoRoot, env: { ...process.env, FORCE_COLOR: '0', LAB_HOME: scratch.path }, timeout: SPAWN_LIMIT_MS },
+      { cwd: repoRoot, env: { ...process.env, FORCE_COLOR: '0', ...inEnglish(scratch.path) }, timeout: SPAWN_LIMIT_MS },
       (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
     )
   })

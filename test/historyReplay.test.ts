@@ -15,6 +15,7 @@ import type { SendOp } from '#grader/model/history.ts'
 import type { HistoryRun } from '#grader/model/runHistory.ts'
 import { timelineScript } from '#grader/model/timeline.ts'
 import { A, B, recordedPost, sendStep } from './helpers/historyParties.ts'
+import { inEnglish } from './helpers/cli.ts'
 import { scratchDir } from './helpers/scratch.ts'
 
 const scratch = scratchDir('replay')
@@ -96,7 +97,7 @@ type Served = { child: ChildProcess; out: () => string; token: Promise<string>; 
 function serve(args: string[], env: Record<string, string> = {}): Served {
   const child = spawn(process.execPath, [LAUNCHER, 'grader/cli/serve.ts', '5', '--solution', ...args], {
     cwd: repoRoot,
-    env: { ...process.env, LAB_DB: join(scratch.path, 'bank.sqlite'), LAB_REQUEST_LOG: '0', TMPDIR: scratch.path, ...env },
+    env: { ...process.env, LAB_DB: join(scratch.path, 'bank.sqlite'), LAB_REQUEST_LOG: '0', TMPDIR: scratch.path, ...inEnglish(scratch.path), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''

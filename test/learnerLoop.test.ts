@@ -12,7 +12,7 @@ import { stageByNumber } from '#harness/course.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { printSummary } from '#grader/output/report.ts'
 import { firstError } from '#grader/engine/startFailure.ts'
-import { runCliDirectly, startGradeCli } from './helpers/cli.ts'
+import { inEnglish, runCliDirectly, startGradeCli } from './helpers/cli.ts'
 import { expectNothingLeft } from './helpers/leftovers.ts'
 import { pidAlive, waitFor } from './helpers/procs.ts'
 import { gradeIn, scratchDir } from './helpers/scratch.ts'
@@ -97,7 +97,7 @@ describe.concurrent('narrower grades', () => {
 describe('npm run hint', () => {
   it('reveals one more hint per call, and remembers how many under LAB_HOME', async () => {
     const home = tmp('hints')
-    const hint = () => sh(`npm run --silent hint -- 0`, { LAB_HOME: home, FORCE_COLOR: '0' })
+    const hint = () => sh(`npm run --silent hint -- 0`, { ...inEnglish(home), FORCE_COLOR: '0' })
     const [h1, h2, h3] = stage0.hints
     const first = await hint()
     expect(first).toContain(`hint 1 of ${stage0.hints.length}`)

@@ -12,11 +12,17 @@ export type CliRun = {
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>
 }
 
+/**
+ * The environment that keeps a developer's language out of a learner command's output a test reads: no
+ * locale (LANG=ko_KR.UTF-8 would choose Korean) and, given `home`, a .lab/ of the test's own (a --lang
+ * the developer ran is remembered in the course's).
+ */
+export const inEnglish = (home?: string): Record<string, string> => ({ LC_ALL: 'C', ...(home === undefined ? {} : { LAB_HOME: home }) })
+
 export function startGradeCli(args: string[], tmp: string, command = ['npm', 'run', '--silent', 'grade', '--'], env: Record<string, string> = {}): CliRun {
   const child = spawn(command[0]!, [...command.slice(1), ...args], {
     cwd: repoRoot,
-    // LAB_HOME and LC_ALL: a language the developer chose or set (--lang, LANG=ko_KR.UTF-8) does not reach the output the tests read.
-    env: { ...process.env, TMPDIR: tmp, FORCE_COLOR: '0', LAB_HOME: tmp, LC_ALL: 'C', ...env },
+    env: { ...process.env, TMPDIR: tmp, FORCE_COLOR: '0', ...inEnglish(tmp), ...env },
     detached: true, // its own group: a test can send it a terminal's Ctrl-C
     stdio: ['ignore', 'pipe', 'pipe'],
   })

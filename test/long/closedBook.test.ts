@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { course } from '#harness/course.ts'
 import type { GradeAllResult } from '#grader/cli/gradeAll.ts'
 import { repoRoot } from '#harness/paths.ts'
+import { inEnglish } from '../helpers/cli.ts'
 import { scratchDir } from '../helpers/scratch.ts'
 
 const scratch = scratchDir('closed-book')
@@ -30,7 +31,8 @@ async function gradeAllIn(clone: string, name: string): Promise<{ out: string; r
   const { code, out } = await new Promise<{ code: number | null; out: string }>((done) => {
     const child = spawn(process.execPath, ['harness/launch.mjs', 'grader/cli/grade.ts', 'all', '--seed', '3', '--json', json], {
       cwd: clone,
-      env: { ...process.env, TMPDIR: scratch.path, FORCE_COLOR: '0' },
+      // Its own .lab/ is the clone's; the locale could still choose another language than the English this test reads.
+      env: { ...process.env, TMPDIR: scratch.path, FORCE_COLOR: '0', ...inEnglish() },
     })
     let text = ''
     child.stdout.on('data', (c: Buffer) => (text += c))
