@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process'
 import '#grader/phrasebook.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { pack } from '#harness/i18n/packs.ts'
-import { Phrase, phrases, placeholdersOf, say, templates } from '#harness/i18n/phrase.ts'
+import { listOf, Phrase, phrases, placeholdersOf, say, templates } from '#harness/i18n/phrase.ts'
+import { span } from '#grader/checks/timeline.ts'
 import { LANGUAGES, stampOf } from '#harness/i18n/stamp.ts'
 
 const said = phrases('phraseTest', {
@@ -54,6 +55,24 @@ describe('Phrase', () => {
       expect(p.in(lang)).toBe(pack(lang).messages[id]!.text.replace(/\{(\w+)\}/g, '<$1>'))
       expect(p.in(lang)).not.toBe(String(p))
     }
+  })
+
+  it('a span of the clock names its units in the language, and keeps the English as it was', () => {
+    expect([500, 90_000, 3_600_000, 90_061_000].map((ms) => say('en', span(ms)))).toEqual([
+      '500 ms',
+      '90,000 ms (1 min 30 s)',
+      '3,600,000 ms (1 h)',
+      '90,061,000 ms (1 d 1 h)',
+    ])
+    expect(say('ko', span(90_000))).toBe('90,000 ms(1분 30초)')
+    expect(say('zh-CN', span(90_061_000))).toBe('90,061,000 ms（1 天 1 小时）')
+  })
+
+  it('a list joined with "and" is joined as each language joins one', () => {
+    const copies = listOf(['3', '4'], 'and')
+    expect(say('en', copies)).toBe('3 and 4')
+    expect(say('zh-CN', copies)).toBe('3 和 4')
+    expect(say('ko', copies)).toBe('3, 4')
   })
 
   it('a translation behind its English is not said: the English is', () => {

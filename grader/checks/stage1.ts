@@ -175,7 +175,16 @@ async function expectOneExecution(
 ): Promise<void> {
   const rows = newRows(before, await bank.ledger()).filter((e) => e.from === body.from && e.to === body.to)
   const created = replies.filter((r) => r.status === 201)
-  const spread = split && split.length > 1 ? say('spread', { copies: split.map((p) => p.copies).join(' and '), processes: split.length }) : ''
+  const spread =
+    split && split.length > 1
+      ? say('spread', {
+          copies: listOf(
+            split.map((p) => String(p.copies)),
+            'and',
+          ),
+          processes: split.length,
+        })
+      : ''
   const moved = say('movedTimes', { count: replies.length, spread, rows: rows.length })
   const got = say('rowsWithStatuses', { rows: rows.length, statuses: replies.map((r) => r.status).join(', ') })
   if (rows.length > 1)

@@ -54,29 +54,36 @@ const say = phrases('timeline', {
   about: 'about {ms} ms',
   inconclusiveRound: 'round {attempt} on the real clock: a probe was decided too late to tell (the machine stalled); again with a fresh key',
   tooSlow: 'in {rounds} rounds on the real clock the server never answered a probe inside the period in time: the machine is too slow to grade this',
+  withUnits: '{exact} ({units})',
+  unitPair: '{larger} {smaller}',
+  days: '{n} d',
+  hours: '{n} h',
+  minutes: '{n} min',
+  seconds: '{n} s',
 })
 
 /** Milliseconds from `start` to `at`, as a report says it: exact, or "about". */
 export const elapsed = (start: Moment, at: number): Line => (isExact(start) ? `${at - start.to} ms` : say('about', { ms: at - start.to }))
 
 /** A span of the grade's clock as a report says it: milliseconds, and days, hours or minutes when that long. */
-export function span(ms: number): string {
+export function span(ms: number): Line {
   const exact = `${ms.toLocaleString('en-US')} ms`
   if (ms < 60_000) return exact
-  const units: Array<[number, string]> = [
-    [86_400_000, 'd'],
-    [3_600_000, 'h'],
-    [60_000, 'min'],
-    [1_000, 's'],
-  ]
+  const units = [
+    [86_400_000, 'days'],
+    [3_600_000, 'hours'],
+    [60_000, 'minutes'],
+    [1_000, 'seconds'],
+  ] as const
   let left = ms
-  const parts: string[] = []
+  const parts: Line[] = []
   for (const [size, unit] of units)
     if (left >= size && parts.length < 2) {
-      parts.push(`${Math.floor(left / size)} ${unit}`)
+      parts.push(say(unit, { n: Math.floor(left / size) }))
       left %= size
     }
-  return `${exact} (${parts.join(' ')})`
+  const [larger, smaller] = parts
+  return say('withUnits', { exact, units: smaller === undefined ? larger! : say('unitPair', { larger: larger!, smaller }) })
 }
 
 const ROUNDS = 3

@@ -94,10 +94,10 @@ export function phrases<const T extends Record<string, string>>(scope: string, t
     new Phrase(`${scope}.${key}`, table[key]!, values as Record<string, Value> | undefined)
 }
 
-const listed = phrases('list', { comma: '{list}, {item}', semicolon: '{list}; {item}', lines: '{list}\n{item}' })
+const listed = phrases('list', { comma: '{list}, {item}', semicolon: '{list}; {item}', lines: '{list}\n{item}', and: '{list} and {item}' })
 
-/** `items` as one list, joined with ", " (or "; ", or one a line) in English and as each language joins a list. */
-export function listOf(items: readonly Line[], separator: 'comma' | 'semicolon' | 'lines' = 'comma'): Line {
+/** `items` as one list, joined with ", " (or "; ", one a line, or " and ") in English and as each language joins a list. */
+export function listOf(items: readonly Line[], separator: 'comma' | 'semicolon' | 'lines' | 'and' = 'comma'): Line {
   return items.reduce<Line>((list, item, i) => (i === 0 ? item : listed(separator, { list, item })), '')
 }
 
