@@ -6,13 +6,14 @@
 // listed by npm run i18n:status, never failed on.
 import { LAUNCHER } from '#harness/commands.ts'
 import { execFile } from 'node:child_process'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { course, stageByNumber } from '#harness/course.ts'
-import { chooseLanguage, LANG_CHOICES, languageOfTag } from '#harness/i18n/language.ts'
+import { chooseLanguage, LANG_CHOICES, languageOfTag, rememberLangFlag } from '#harness/i18n/language.ts'
 import { MESSAGES, type MessageId, t } from '#harness/i18n/messages.ts'
-import { templates } from '#harness/i18n/phrase.ts'
+import { say, templates } from '#harness/i18n/phrase.ts'
+import { refusal } from '#grader/cli/usageErrors.ts'
 import { checkSource, checkText, messageText, type Pack, pack, packFile, stageSource, stageText } from '#harness/i18n/packs.ts'
 import { packStatus } from '#scripts/i18n/packStatus.ts'
 import { LANGUAGES, stampOf } from '#harness/i18n/stamp.ts'
@@ -122,7 +123,7 @@ describe('choosing the language', () => {
       expect(languageOfTag(other), other).toBeUndefined()
   })
 
-  it('--lang wins and is remembered in LAB_HOME; then a locale naming a translation (LC_ALL, LC_MESSAGES, LANG, the first set deciding); then the remembered choice; then English', () => {
+  it('--lang wins, and is remembered in LAB_HOME once the command accepts its command line; then a locale naming a translation (LC_ALL, LC_MESSAGES, LANG, the first set deciding); then the remembered choice; then English', () => {
     const before = process.env.LAB_HOME
     process.env.LAB_HOME = labHome('choose')
     try {
@@ -132,8 +133,12 @@ describe('choosing the language', () => {
       expect(chooseLanguage(undefined, { LC_MESSAGES: 'zh_CN.UTF-8', LANG: 'ko_KR.UTF-8' })).toBe('zh-CN')
       expect(chooseLanguage(undefined, { LANG: 'en_US.UTF-8' })).toBe('en')
       expect(chooseLanguage(undefined, {})).toBe('en')
-      // --lang, in any of its spellings, wins over the locale, and is remembered as the course spells it.
+      // --lang, in any of its spellings, wins over the locale; choosing it alone remembers nothing.
       expect(chooseLanguage('zh', { LANG: 'ko_KR.UTF-8' })).toBe('zh-CN')
+      expect(chooseLanguage(undefined, {})).toBe('en')
+      // The command accepted its command line: --lang is remembered as the course spells it.
+      rememberLangFlag('zh', 'zh-CN')
+      rememberLangFlag(undefined, 'ko')
       // A locale that names a translation wins over the remembered choice: LANG is not ignored.
       expect(chooseLanguage(undefined, { LANG: 'ko_KR.UTF-8' })).toBe('ko')
       // One that names English, none or no course language leaves the remembered choice.
@@ -143,13 +148,21 @@ describe('choosing the language', () => {
       expect(() => chooseLanguage('fr', {})).toThrow(/^--lang fr: the grader speaks en, zh-CN, ko \(zh, zh-Hans and zh_CN\.UTF-8 also mean zh-CN\)$/)
       expect(() => chooseLanguage('zh-TW', {})).toThrow('--lang zh-TW: the grader speaks')
       expect(chooseLanguage(undefined, {})).toBe('zh-CN')
-      expect(chooseLanguage('en-US', {})).toBe('en')
+      rememberLangFlag('en-US', chooseLanguage('en-US', {}))
       expect(chooseLanguage(undefined, { LANG: 'en_GB.UTF-8' })).toBe('en')
     } finally {
       if (before === undefined) delete process.env.LAB_HOME
       else process.env.LAB_HOME = before
     }
   })
+
+  it('a command line the grade refuses is told in its --lang, and leaves the remembered language as it was', async () => {
+    const home = labHome('refused')
+    const refused = await startGradeCli(['3', '--seed', 'x', '--lang', 'ko'], scratch.path, undefined, { LAB_HOME: home }).done
+    expect(refused.code, refused.stdout + refused.stderr).toBe(2)
+    expect(refused.stderr).toContain(say('ko', refusal('seedWhole')))
+    expect(existsSync(join(home, 'language.json'))).toBe(false)
+  }, 60_000)
 
   /** npm run hint, as a learner types it, with its own LAB_HOME and locale. */
   const hint = (args: string[], env: Record<string, string>) =>

@@ -10,7 +10,7 @@ import { exitUnlessInterrupted, installSignalCleanup, interrupted } from '#harne
 import { nextStep } from '../output/nextStep.ts'
 import { LOOP_OPTIONS, LoopOptionError, loopGradeOptions } from './options.ts'
 import { refusal, UsageError, unknownStage } from './usageErrors.ts'
-import type { Lang } from '#harness/i18n/language.ts'
+import { type Lang, rememberLangFlag } from '#harness/i18n/language.ts'
 import { t } from '#harness/i18n/messages.ts'
 import { GRADE_USAGE, usageText } from './usage.ts'
 import {
@@ -140,6 +140,9 @@ async function main(): Promise<number> {
       histories,
     })
   }
+  if (!stage && (repeat !== 1 || loop.partial || loop.keep || server)) throw new UsageError(refusal('allExcludes'))
+  // The command line is accepted: from here on its --lang is the learner's choice.
+  rememberLangFlag(values.lang, lang)
   // --keep leaves the learner's own server up for curl, on a port: no sandbox (it has no network).
   const sandbox = sandboxPolicy({ roster: values.sandbox, noSandbox: values['no-sandbox'] || loop.keep })
   // A learner's own runs keep the sandbox's compile cache; another checkout's never
@@ -153,7 +156,6 @@ async function main(): Promise<number> {
   // What is graded, when it is not the course's own stages/ (the learner's own code) or solutions/ (ours).
   const someoneElses = server ? `--server ${server.line}` : source.kind === 'dir' ? source.path : undefined
   if (!stage) {
-    if (repeat !== 1 || loop.partial || loop.keep || server) throw new UsageError(refusal('allExcludes'))
     if (someoneElses) printUnconfined(isolation, someoneElses, lang)
     return gradeAll({ source, seed: firstSeed, verbose: values.verbose, json: values.json, sandbox, sandboxTmp, lang })
   }

@@ -8,7 +8,7 @@ import { languageOfCommandLine, languageOrExit, parseArgsOrExit } from '#harness
 import { say } from '#harness/i18n/phrase.ts'
 import { unknownStage } from './usageErrors.ts'
 import { findStage, UnknownStageError } from '#harness/course.ts'
-import type { Lang } from '#harness/i18n/language.ts'
+import { type Lang, rememberLangFlag } from '#harness/i18n/language.ts'
 import { t } from '#harness/i18n/messages.ts'
 import { HINT_USAGE, usageText } from './usage.ts'
 import { printHints, resetHints, revealNext } from './hints.ts'
@@ -27,6 +27,7 @@ function main(): number {
   }
   const stage = findStage(positionals[0]!)
   const lang = languageOrExit(values.lang)
+  rememberLangFlag(values.lang, lang)
   if (values.reset) {
     resetHints(stage)
     console.log(t(lang, 'hint.reset', { number: stage.number }))

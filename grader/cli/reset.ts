@@ -10,7 +10,7 @@ import { languageOfCommandLine, languageOrExit, parseArgsOrExit } from '#harness
 import { say } from '#harness/i18n/phrase.ts'
 import { unknownStage } from './usageErrors.ts'
 import { findStage, UnknownStageError } from '#harness/course.ts'
-import type { Lang } from '#harness/i18n/language.ts'
+import { type Lang, rememberLangFlag } from '#harness/i18n/language.ts'
 import { t } from '#harness/i18n/messages.ts'
 import { RESET_USAGE, usageText } from './usage.ts'
 import { repoRoot } from '#harness/paths.ts'
@@ -52,6 +52,7 @@ async function main(): Promise<number> {
   }
   const stage = findStage(positionals[0]!)
   const lang = languageOrExit(values.lang)
+  rememberLangFlag(values.lang, lang)
   const where = { number: stage.number, slug: stage.slug, folder: `stages/${stage.folder}` }
   let plan: ReturnType<typeof planReset>
   try {

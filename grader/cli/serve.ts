@@ -18,7 +18,7 @@ import { resolve } from 'node:path'
 import { languageOfCommandLine, languageOrExit, parseArgsOrExit } from '#harness/cliArgs.ts'
 import { findStage, UnknownStageError, type Stage } from '#harness/course.ts'
 import { say } from '#harness/i18n/phrase.ts'
-import type { Lang } from '#harness/i18n/language.ts'
+import { type Lang, rememberLangFlag } from '#harness/i18n/language.ts'
 import { t } from '#harness/i18n/messages.ts'
 import { SERVE_USAGE, usageText } from './usage.ts'
 import { stageText } from '#harness/i18n/packs.ts'
@@ -66,6 +66,7 @@ if (clockMs !== undefined && !isGraderToken(adminToken)) {
   console.error(tell(serveLine('clockToken')))
   process.exit(2)
 }
+rememberLangFlag(values.lang, lang)
 console.log(t(lang, 'header.stage', { number: stage.number, title: stageText(lang, stage).title }))
 console.log(tell(serveLine('adminToken', { token: adminToken })))
 console.log(tell(serveLine('database', { file: db })))

@@ -11,7 +11,7 @@ import { resolve } from 'node:path'
 import chalk from 'chalk'
 import { languageOfCommandLine, languageOrExit, parseArgsOrExit } from '#harness/cliArgs.ts'
 import { course, findStage, stageByNumber } from '#harness/course.ts'
-import type { Lang } from '#harness/i18n/language.ts'
+import { type Lang, rememberLangFlag } from '#harness/i18n/language.ts'
 import { t } from '#harness/i18n/messages.ts'
 import { type Line, say } from '#harness/i18n/phrase.ts'
 import { WATCH_USAGE, usageText } from './usage.ts'
@@ -51,6 +51,7 @@ if (values.help || positionals.length !== 1) {
 }
 const first = findStage(positionals[0]!)
 const lang = languageOrExit(values.lang)
+rememberLangFlag(values.lang, lang)
 const source: Source = values.solution ? { kind: 'solution' } : values.dir ? { kind: 'dir', path: resolve(values.dir) } : { kind: 'starter' }
 const folderOf = (number: number) => {
   const { folder } = stageByNumber(number)

@@ -61,7 +61,8 @@ function localeLanguage(env: NodeJS.ProcessEnv): Lang | undefined {
  * The language of this command; `flag` is --lang's value, any tag that
  * languageOfTag reads. Throws LanguageError, in one line, on one the course
  * does not speak. The order, strongest first:
- *   1. --lang, which is also remembered (in .lab/);
+ *   1. --lang (remembered in .lab/ by rememberLangFlag, once the command
+ *      line is accepted: a refused one changes nothing);
  *   2. a locale that names one of the translations (zh_CN.UTF-8, ko_KR.UTF-8);
  *   3. the remembered choice;
  *   4. English.
@@ -73,10 +74,18 @@ export function chooseLanguage(flag: string | undefined, env: NodeJS.ProcessEnv 
   if (flag !== undefined) {
     const lang = languageOfTag(flag)
     if (!lang) throw new LanguageError(`--lang ${flag}: the grader speaks ${LANG_CHOICES.join(', ')} (zh, zh-Hans and zh_CN.UTF-8 also mean zh-CN)`)
-    remember(lang)
     return lang
   }
   const fromLocale = localeLanguage(env)
   if (fromLocale && fromLocale !== 'en') return fromLocale
   return remembered() ?? 'en'
+}
+
+/**
+ * Remembers --lang's language for the commands that follow, when the command
+ * line had one. A command calls it once it accepted its command line, so that
+ * a refused one (`--seed x --lang ko`) leaves the remembered choice as it was.
+ */
+export function rememberLangFlag(flag: string | undefined, lang: Lang): void {
+  if (flag !== undefined) remember(lang)
 }
