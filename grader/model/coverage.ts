@@ -38,7 +38,12 @@ const PARTS = {
   pastPurge: 'a request past the purge interval',
   rowsGone: 'rows gone',
 } as const
+type Part = keyof typeof PARTS
 const part = phrases('transition', { ...PARTS, named: '{state} · {request} → {answer}' })
+
+/** A transition's name: its English, from its parts (a part, or an answer that is a problem type). */
+const nameOf = (state: Part, request: Part, answer: Part | string): string =>
+  String(part('named', { state: PARTS[state], request: PARTS[request], answer: Object.hasOwn(PARTS, answer) ? PARTS[answer as Part] : answer }))
 
 /** Why a transition cannot be reached by a grade's histories, as templates (stored in English, like the names). */
 const why = phrases('unreachable', {
@@ -67,24 +72,25 @@ export function unreachableSaid(text: string): Line {
 }
 
 /** The state of `r`'s key before it is answered. */
-function keyState(m: ModelState, r: Request): string {
-  if (r.key === undefined) return 'no key'
-  if (r.malformed) return 'malformed key'
+function keyState(m: ModelState, r: Request): Part {
+  if (r.key === undefined) return 'noKey'
+  if (r.malformed) return 'malformedKey'
   const scope = scopeOf(m, r)
   const row = m.keys.get(scope)
-  if (!row) return 'unknown key'
-  if (!liveRow(m, scope)) return 'expired key'
+  if (!row) return 'unknownKey'
+  if (!liveRow(m, scope)) return 'expiredKey'
   if (row.status === 'completed') return 'completed'
-  if (!m.promises.leases) return 'in progress'
-  return m.now < row.leaseUntil ? 'in flight' : 'lease run out'
+  if (!m.promises.leases) return 'inProgress'
+  return m.now < row.leaseUntil ? 'inFlight' : 'leaseRunOut'
 }
 
-const answerOf = (allowed: Allowed): string => {
+/** The answer a transition ends in: a part, or the problem type the contract names. */
+const answerOf = (allowed: Allowed): Part | string => {
   switch (allowed.kind) {
     case 'executes':
-      return allowed.outcome.status === 201 ? 'executes (201)' : 'executes, refused by the bank'
+      return allowed.outcome.status === 201 ? 'executes' : 'refusedByBank'
     case 'core-unavailable':
-      return 'core fails (503)'
+      return 'coreFails'
     default:
       return allowed.kind
   }
@@ -94,16 +100,19 @@ const answerOf = (allowed: Allowed): string => {
 export function transitionOf(m: ModelState, r: Request, allowed: Allowed): string {
   const state = keyState(m, r)
   const row = r.key === undefined ? undefined : m.keys.get(scopeOf(m, r))
-  const body = state === 'no key' || state === 'malformed key' ? 'any body' : !row ? 'first' : row.fingerprint === r.fingerprint ? 'same body' : 'other body'
-  return `${state} · ${body} → ${answerOf(allowed)}`
+  const body: Part = state === 'noKey' || state === 'malformedKey' ? 'anyBody' : !row ? 'first' : row.fingerprint === r.fingerprint ? 'sameBody' : 'otherBody'
+  return nameOf(state, body, answerOf(allowed))
 }
+
+const HELD = { holder: 'heldHolding', superseded: 'heldSuperseded', 'lease run out': 'heldRunOut' } as const
+const HOW = { released: 'released', 'let go to fail': 'letGoToFail' } as const
 
 /** A request held in the core, then released (or failing there), as its claim then stands. */
-export function heldTransitionOf(claim: 'holder' | 'lease run out' | 'superseded', how: 'released' | 'let go to fail', answer: Allowed | 'claim-lost'): string {
-  return `held, ${claim === 'holder' ? 'holding its claim' : claim === 'superseded' ? 'superseded' : 'its lease run out'} · ${how} → ${answer === 'claim-lost' ? answer : answerOf(answer)}`
+export function heldTransitionOf(claim: keyof typeof HELD, how: keyof typeof HOW, answer: Allowed | 'claim-lost'): string {
+  return nameOf(HELD[claim], HOW[how], answer === 'claim-lost' ? answer : answerOf(answer))
 }
 
-export const PURGE_TRANSITION = 'expired keys · a request past the purge interval → rows gone'
+export const PURGE_TRANSITION = nameOf('expiredKeys', 'pastPurge', 'rowsGone')
 
 /** What a run of the histories can do: the alphabet's capabilities that open transitions. */
 export type Reach = { clock: boolean; holdAlone: boolean; keyTable: boolean }
@@ -113,28 +122,28 @@ export type Reach = { clock: boolean; holdAlone: boolean; keyTable: boolean }
  * this grade's histories (the alphabet lacks what it needs), if it cannot.
  */
 export function transitionsOf(p: Promises, reach: Reach): Array<{ name: string; unreachable?: string }> {
-  const executes = ['executes (201)', 'executes, refused by the bank', 'core fails (503)']
+  const executes: Part[] = ['executes', 'refusedByBank', 'coreFails']
   const seen = p.replay ? 'replay' : 'already-processed'
-  const rows: Array<[string, string, string, string?]> = [
-    ['no key', 'any body', 'key-missing'],
-    ['malformed key', 'any body', 'key-malformed'],
-    ...executes.map((a): [string, string, string] => ['unknown key', 'first', a]),
-    ['completed', 'same body', seen],
-    ['completed', 'other body', p.fingerprint ? 'key-reused' : seen],
+  const rows: Array<[Part, Part, Part | string, string?]> = [
+    ['noKey', 'anyBody', 'key-missing'],
+    ['malformedKey', 'anyBody', 'key-malformed'],
+    ...executes.map((a): [Part, Part, Part] => ['unknownKey', 'first', a]),
+    ['completed', 'sameBody', seen],
+    ['completed', 'otherBody', p.fingerprint ? 'key-reused' : seen],
   ]
   if (p.leases) {
-    rows.push(['in flight', 'same body', 'in-flight'], ['in flight', 'other body', 'key-reused'])
+    rows.push(['inFlight', 'sameBody', 'in-flight'], ['inFlight', 'otherBody', 'key-reused'])
     const noClock = reach.clock ? undefined : String(why('leaseClock'))
-    for (const a of executes) rows.push(['lease run out', 'same body', a, noClock])
-    rows.push(['lease run out', 'other body', 'key-reused', noClock])
+    for (const a of executes) rows.push(['leaseRunOut', 'sameBody', a, noClock])
+    rows.push(['leaseRunOut', 'otherBody', 'key-reused', noClock])
   } else {
-    rows.push(['in progress', 'same body', 'already-processed'], ['in progress', 'other body', p.fingerprint ? 'key-reused' : 'already-processed'])
+    rows.push(['inProgress', 'sameBody', 'already-processed'], ['inProgress', 'otherBody', p.fingerprint ? 'key-reused' : 'already-processed'])
   }
   if (p.scopeAndTtl) {
     const noClock = reach.clock ? undefined : String(why('expiryClock'))
-    for (const body of ['same body', 'other body']) for (const a of executes) rows.push(['expired key', body, a, noClock])
+    for (const body of ['sameBody', 'otherBody'] as const) for (const a of executes) rows.push(['expiredKey', body, a, noClock])
   }
-  const named = rows.map(([state, body, answer, unreachable]) => ({ name: `${state} · ${body} → ${answer}`, ...(unreachable ? { unreachable } : {}) }))
+  const named = rows.map(([state, body, answer, unreachable]) => ({ name: nameOf(state, body, answer), ...(unreachable ? { unreachable } : {}) }))
   const held = [
     { name: heldTransitionOf('holder', 'released', { kind: 'executes', outcome: { status: 201, to: '', amount: 0, balanceAfter: 0 } }) },
     { name: heldTransitionOf('holder', 'released', { kind: 'executes', outcome: { status: 402, type: '' } }) },
