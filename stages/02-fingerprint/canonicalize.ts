@@ -19,5 +19,5 @@ export function canonicalize(value: unknown): string {
   //    canonical key string + ":" + canonical value, joined by ",", in "{}".
   //    Sort at EVERY depth, not only the top level.
   // The grader checks this function directly against RFC 8785's examples.
-  throw new Error(`canonicalize.ts: canonicalize() is not written yet (it was given a ${typeof value})`)
+  throw new Error(`canonicalize.ts: canonicalize() is not written yet (it was given a value of type ${typeof value})`)
 }

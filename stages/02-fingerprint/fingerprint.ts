@@ -9,5 +9,5 @@ export function fingerprint(payload: unknown): string {
   // TODO: return the SHA-256 of canonicalize(payload), as hex:
   //   createHash('sha256').update(canonical, 'utf8').digest('hex')
   // (createHash from 'node:crypto', canonicalize from './canonicalize.ts').
-  throw new Error(`fingerprint.ts: fingerprint() is not written yet (it was given a ${typeof payload})`)
+  throw new Error(`fingerprint.ts: fingerprint() is not written yet (it was given a value of type ${typeof payload})`)
 }
