@@ -13,7 +13,8 @@ import { pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { repoRoot } from '#harness/paths.ts'
 import type { HistoryRun, Step } from '#grader/model/runHistory.ts'
-import { timelineHtml, timelineScript, timelineScriptName, timelineText } from '#grader/model/timeline.ts'
+import { instanceLabel, labelAtPeriods, timelineHtml, timelineScript, timelineScriptName, timelineText } from '#grader/model/timeline.ts'
+import { say } from '#harness/i18n/phrase.ts'
 import { replayOf, timesOf } from '#grader/model/timelineReplay.ts'
 import { A, B, recordedPost, sendStep } from './helpers/historyParties.ts'
 import { scratchDir } from './helpers/scratch.ts'
@@ -139,7 +140,7 @@ const SHOWN = {
   run: RUN,
   stage: 6,
   seed: 42,
-  instances: ['instance 1', 'instance 2 (clock −30 s)', 'instance 3 (clock +30 s)'],
+  instances: [instanceLabel(6, 1, 0), instanceLabel(6, 2, -30_000), instanceLabel(6, 3, 30_000)],
   rerun: 'npm run grade -- 6 --seed 42 --only histories-6',
 }
 const isRequest = (s: Step) => s.op?.op === 'send'
@@ -160,6 +161,22 @@ describe('a failing history as text', () => {
       /step 11 left what the contract allows \(course rule, beyond draft-07 §2\.6\):\n {2}expected: the first answer replayed[^\n]*\n {2}got: {6}200 <script>/,
     )
   })
+
+  it("names each step's instance in the learner's language; the page and the replay keep the English, which the replay reads the settings from", () => {
+    expect(SHOWN.instances.map(String)).toEqual(['instance 1', 'instance 2 (clock −30 s)', 'instance 3 (clock +30 s)'])
+    expect(String(labelAtPeriods(instanceLabel(3, 1, 0), 'LAB_LEASE_MS=2000, LAB_KEY_TTL_MS=9000'))).toBe('bank at LAB_LEASE_MS=2000, LAB_KEY_TTL_MS=9000')
+    const ko = timelineText(SHOWN).map((l) => say('ko', l))
+    expect(ko[0]).toContain('[인스턴스 1]')
+    expect(ko.join('\n')).toContain('[인스턴스 3(시계 +30 s)]')
+    expect(ko.join('\n')).not.toMatch(/\[instance \d/)
+    expect(say('zh-CN', labelAtPeriods(instanceLabel(6, 2, -30_000), 'LAB_LEASE_MS=2000, LAB_KEY_TTL_MS=9000'))).toBe(
+      '实例 2（时钟 −30 s），LAB_LEASE_MS=2000, LAB_KEY_TTL_MS=9000',
+    )
+    const html = timelineHtml(SHOWN)
+    for (const label of ['instance 1', 'instance 2 (clock −30 s)', 'instance 3 (clock +30 s)']) expect(html).toContain(label)
+    expect(html).not.toContain('인스턴스')
+    expect(replayOf(SHOWN).start.join('\n')).toContain('LAB_CLOCK_OFFSET_MS=-30000')
+  })
 })
 
 describe('the page, as HTML', () => {
@@ -173,7 +190,7 @@ describe('the page, as HTML', () => {
   it('draws a lane per instance, the clients and the database, and an SVG arrow per request and per answer', () => {
     expect([...html.matchAll(/<div class="head[^"]*" data-lane="\d+"[^>]*>([^<]*)</g)].map((m) => m[1])).toEqual([
       'client A · client B',
-      ...SHOWN.instances,
+      ...SHOWN.instances.map(String),
       'database and ledger',
     ])
     expect(html.match(/<svg class="arrow request/g)).toHaveLength(REQUESTS)
@@ -312,7 +329,11 @@ describe('a failing history as a sequence diagram', () => {
         await page.goto(pathToFileURL(file).href)
         expect(requested, 'the page fetches nothing but itself').toEqual([pathToFileURL(file).href])
 
-        expect(await page.$$eval('.head', (els) => els.map((el) => el.textContent))).toEqual(['client A · client B', ...SHOWN.instances, 'database and ledger'])
+        expect(await page.$$eval('.head', (els) => els.map((el) => el.textContent))).toEqual([
+          'client A · client B',
+          ...SHOWN.instances.map(String),
+          'database and ledger',
+        ])
         // Each lifeline's x, lane by lane (0 the clients, 1–3 the instances, 4 the database).
         const lifelines = await page.$$eval('.lifeline', (els) =>
           els.map((el) => {

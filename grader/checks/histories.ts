@@ -10,13 +10,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import fc from 'fast-check'
-import { listOf, phrases } from '#harness/i18n/phrase.ts'
+import { type Line, listOf, phrases } from '#harness/i18n/phrase.ts'
 import { repoRoot } from '#harness/paths.ts'
 import { fail, type Check, type CheckContext } from '../engine/check.ts'
 import { courseRuleLabel } from '../engine/courseRule.ts'
 import { historyArbitrary, tourOf, type Alphabet, type History, type TourStop } from '../model/history.ts'
 import { runHistory, type HistoryEnv, type HistoryRun, type Instance } from '../model/runHistory.ts'
-import { timelineHtml, timelineScript, timelineScriptName, timelineText } from '../model/timeline.ts'
+import { instanceLabel, labelAtPeriods, timelineHtml, timelineScript, timelineScriptName, timelineText } from '../model/timeline.ts'
 import { uncontrolledClocks } from '../policing/uncontrolledClocks.ts'
 import type { CoreSettings } from '#harness/bankClient.ts'
 import { layerRows } from './layerRows.ts'
@@ -181,27 +181,27 @@ export function historiesCheck(stage: number): Check {
 
 /** Stage 6: three instances on one database, two of them skewed; before: the shared server alone. */
 async function instancesFor(ctx: CheckContext, stage: number): Promise<Instance[]> {
-  if (stage < 6) return [{ bank: ctx.bank, label: 'bank' }]
-  const instances: Instance[] = [{ bank: ctx.bank, label: 'instance 1' }]
-  for (const skew of SKEWS_MS.slice(1))
-    instances.push({
-      bank: await ctx.startServer({ sameDatabase: true, settings: { clockOffsetMs: skew } }),
-      label: `instance ${instances.length + 1} (clock ${skew > 0 ? '+' : '−'}${Math.abs(skew) / 1000} s)`,
-    })
+  const instances: Instance[] = [{ bank: ctx.bank, label: instanceLabel(stage, 1, 0) }]
+  if (stage >= 6)
+    for (const skew of SKEWS_MS.slice(1))
+      instances.push({
+        bank: await ctx.startServer({ sameDatabase: true, settings: { clockOffsetMs: skew } }),
+        label: instanceLabel(stage, instances.length + 1, skew),
+      })
   return instances
 }
 
 /** The histories' environment at drawn settings: instances of their own, on a fresh database (stage 6: three on one, skewed as the default ones). */
 async function envAt(ctx: CheckContext, stage: number, defaults: HistoryEnv, periods: DrawnPeriods): Promise<HistoryEnv> {
   const settings = { leaseMs: periods.leaseMs, keyTtlMs: periods.ttlMs }
-  const at = ` at ${describePeriods(periods)}`
+  const at = (instance: Line) => labelAtPeriods(instance, describePeriods(periods))
   const first = await ctx.startServer({ settings })
-  const instances: Instance[] = [{ bank: first, label: `${stage < 6 ? 'bank' : 'instance 1'}${at}` }]
+  const instances: Instance[] = [{ bank: first, label: at(instanceLabel(stage, 1, 0)) }]
   if (stage >= 6)
     for (const skew of SKEWS_MS.slice(1))
       instances.push({
         bank: await ctx.startServer({ databaseOf: first, settings: { ...settings, clockOffsetMs: skew } }),
-        label: `instance ${instances.length + 1} (clock ${skew > 0 ? '+' : '−'}${Math.abs(skew) / 1000} s)${at}`,
+        label: at(instanceLabel(stage, instances.length + 1, skew)),
       })
   const keyTable = defaults.keyTable ? await readableKeyTable(instances[0]!) : undefined
   const { keyTable: _, ...rest } = defaults
@@ -240,7 +240,7 @@ function readsUncontrolledClock(ctx: CheckContext): boolean {
 }
 
 /** A failing run, with the labels of the instances it ran on (their settings, when not the defaults). */
-type Failure = { run: HistoryRun; runs: number; shrinks: number; labels: string[] }
+type Failure = { run: HistoryRun; runs: number; shrinks: number; labels: Line[] }
 
 /** `make`, called once however often the result is asked for: two rounds on the same instances. */
 function once<T>(make: () => Promise<T>): () => Promise<T> {
@@ -313,7 +313,7 @@ type Search = {
 }
 
 /** fast-check's property: runs one history, true when the model allows every answer in it (or the search is over). */
-async function tryHistory(search: Search, env: HistoryEnv, labels: string[], seed: number, history: History): Promise<boolean> {
+async function tryHistory(search: Search, env: HistoryEnv, labels: Line[], seed: number, history: History): Promise<boolean> {
   if (search.broken !== undefined || (search.shortest && (++search.afterFailure > SHRINK_RUNS || performance.now() > search.shrinkUntil))) return true
   // Steps after the one that failed never ran: a try that only drops some of them fails as the shortest did, without a run
   // (a layer that hangs would otherwise spend the shrinking's time on them, not on the steps that matter).

@@ -80,7 +80,8 @@ export type HistoryRun = {
 }
 
 /** A server of the history: its client, and how to crash and restart it. */
-export type Instance = { bank: BankClient; label: string }
+/** A server the history runs on, and its label (its English is how the page and the replay name it). */
+export type Instance = { bank: BankClient; label: Line }
 
 export type HistoryEnv = {
   stage: number

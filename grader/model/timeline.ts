@@ -30,7 +30,23 @@ const say = phrases('timeline', {
   effects: '   ({effects})',
   clock: 'clock {clock}',
   ledger: 'ledger {ledger}',
+  instance: '[{instance}] ',
 })
+
+// An instance's label, in a failing history's steps: its English is also how the page and the replay script name it (timelineReplay.ts reads a replay's settings from it).
+const label = phrases('instanceLabel', {
+  bank: 'bank',
+  first: 'instance 1',
+  skewed: 'instance {n} (clock {skew} s)',
+  atPeriods: '{instance} at {periods}',
+})
+
+/** The label of instance `n` (1, 2, …) of a stage's histories (histories.ts), `skewMs` its clock's offset. */
+export const instanceLabel = (stage: number, n: number, skewMs: number): Sentence =>
+  stage < 6 ? label('bank') : n === 1 ? label('first') : label('skewed', { n, skew: `${skewMs > 0 ? '+' : '−'}${Math.abs(skewMs) / 1000}` })
+
+/** A label with the lease and TTL the instance was started at, when not the defaults. */
+export const labelAtPeriods = (instance: Sentence, periods: string): Sentence => label('atPeriods', { instance, periods })
 
 /** The history as report lines, the failing step marked, with expected against got. */
 export function timelineText(f: ShownFailure): Sentence[] {
@@ -41,7 +57,7 @@ export function timelineText(f: ShownFailure): Sentence[] {
     return say('step', {
       mark: mismatch?.step === s.index ? '✗' : ' ',
       index: String(s.index).padStart(width),
-      at: s.instance === undefined ? '' : `[${f.instances[s.instance] ?? s.instance}] `,
+      at: s.instance === undefined ? '' : say('instance', { instance: f.instances[s.instance] ?? s.instance }),
       what: s.what,
       answer: String(s.answer) ? say('answer', { answer: s.answer }) : '',
       effects: effects.length ? say('effects', { effects: listOf(effects, 'semicolon') }) : '',

@@ -14,15 +14,17 @@
 // printed when the core lets it go. What cannot be redone exactly is a
 // comment saying so, never a command that would do something else.
 import type { SentRequest } from '#harness/http.ts'
+import type { Line } from '#harness/i18n/phrase.ts'
 import type { Op } from './history.ts'
 import type { HistoryRun, Mismatch, Party, Step } from './runHistory.ts'
 
 /** A failing history as the page and the replay show it (timeline.ts re-exports it). */
-export type ShownFailure = { run: HistoryRun; stage: number; seed: number; instances: string[]; rerun: string }
+export type ShownFailure = { run: HistoryRun; stage: number; seed: number; instances: Line[]; rerun: string }
 
 /** A step as the page and the script tell it: in English, like the rest of the evidence they hold (the report says it in the learner's language). */
 export type EnglishStep = Step & { what: string; answer: string; clock?: string }
-type EnglishFailure = Omit<ShownFailure, 'run'> & {
+type EnglishFailure = Omit<ShownFailure, 'run' | 'instances'> & {
+  instances: string[]
   run: Omit<HistoryRun, 'steps' | 'mismatch'> & { steps: EnglishStep[]; mismatch?: Mismatch & { expected: string; got: string } }
 }
 
@@ -32,7 +34,11 @@ export function inEnglish(f: ShownFailure): EnglishFailure {
     (s): EnglishStep => ({ ...s, what: String(s.what), answer: String(s.answer), clock: s.clock === undefined ? undefined : String(s.clock) }),
   )
   const { mismatch: m, ...run } = f.run
-  return { ...f, run: { ...run, steps, ...(m ? { mismatch: { ...m, expected: String(m.expected), got: String(m.got) } } : {}) } }
+  return {
+    ...f,
+    instances: f.instances.map(String),
+    run: { ...run, steps, ...(m ? { mismatch: { ...m, expected: String(m.expected), got: String(m.got) } } : {}) },
+  }
 }
 
 /** The first port a replay's servers listen on (instance i on FIRST_PORT + i). */
