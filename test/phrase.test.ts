@@ -9,6 +9,7 @@ import { repoRoot } from '#harness/paths.ts'
 import { pack } from '#harness/i18n/packs.ts'
 import { listOf, Phrase, phrases, placeholdersOf, say, templates } from '#harness/i18n/phrase.ts'
 import { span } from '#grader/checks/timeline.ts'
+import { KEY_MALFORMATIONS } from '#grader/model/history.ts'
 import { LANGUAGES, stampOf } from '#harness/i18n/stamp.ts'
 
 const said = phrases('phraseTest', {
@@ -66,6 +67,12 @@ describe('Phrase', () => {
     ])
     expect(say('ko', span(90_000))).toBe('90,000 ms(1분 30초)')
     expect(say('zh-CN', span(90_061_000))).toBe('90,061,000 ms（1 天 1 小时）')
+  })
+
+  it("a quoted key's malformation (stage 1's key-format, the histories) is said in the language, not left in English inside a translated sentence", () => {
+    for (const { what } of Object.values(KEY_MALFORMATIONS))
+      for (const lang of LANGUAGES) expect(say(lang, what), `${lang}: ${String(what)}`).not.toMatch(/\b(with|without|after|other than)\b/)
+    expect(say('ko', KEY_MALFORMATIONS.parameter.what)).toBe('뒤에 파라미터(;v=1)가 붙은')
   })
 
   it('a list joined with "and" is joined as each language joins one', () => {

@@ -6,6 +6,7 @@
 // so a shrunk history (a step removed, a choice made simpler) still means
 // something, and each run starts from fresh accounts.
 import fc from 'fast-check'
+import { phrases } from '#harness/i18n/phrase.ts'
 
 /** Headers a client's library, a proxy or a cache adds: none of them may change what the bank does. */
 export const LIBRARY_HEADERS = {
@@ -19,15 +20,22 @@ export const LIBRARY_HEADERS = {
 
 export type LibraryHeader = keyof typeof LIBRARY_HEADERS
 
+// What makes a quoted key no plain String, as the checks tell a learner (i18n/<lang>.json, "messages": keyMalformation.<key>).
+const malformation = phrases('keyMalformation', {
+  unterminated: 'without its closing quote',
+  badEscape: 'with an escape other than \\" and \\\\ (\\q)',
+  parameter: 'with a parameter after it (;v=1)',
+})
+
 /**
  * Quoted keys RFC 8941 cannot parse, or with a parameter (CONTRACT.md, The
  * header): each is 400 idempotency-key-malformed. `write` makes the header
  * value from a key; `what` says what makes it no plain String.
  */
 export const KEY_MALFORMATIONS = {
-  unterminated: { write: (key: string) => `"${key}`, what: 'without its closing quote' },
-  'bad escape': { write: (key: string) => `"${key}\\q"`, what: 'with an escape other than \\" and \\\\ (\\q)' },
-  parameter: { write: (key: string) => `"${key}";v=1`, what: 'with a parameter after it (;v=1)' },
+  unterminated: { write: (key: string) => `"${key}`, what: malformation('unterminated') },
+  'bad escape': { write: (key: string) => `"${key}\\q"`, what: malformation('badEscape') },
+  parameter: { write: (key: string) => `"${key}";v=1`, what: malformation('parameter') },
 } as const
 export type KeyMalformation = keyof typeof KEY_MALFORMATIONS
 
