@@ -5,7 +5,7 @@
 // outcome and only notes a missing header or marker: replay-exact and
 // replay-marked are the checks that fail on those.
 import { type Line, listOf, type Phrase, phrases } from '#harness/i18n/phrase.ts'
-import { fail } from '../engine/check.ts'
+import { fail, NONE } from '../engine/check.ts'
 import { courseRule } from '../engine/courseRule.ts'
 import type { Reply } from '#harness/http.ts'
 
@@ -13,7 +13,7 @@ import type { Reply } from '#harness/http.ts'
 const say = phrases('replies', {
   originalStatus: '{what}: a replay carries the original status',
   storedBody: '{what}: a replay sends the stored body, byte for byte, not a new one',
-  none: '(none)',
+  headerValue: '{header}: {value}',
   headerInstead: '{header}: {got} instead of {expected}',
   noMarker: 'no Idempotent-Replayed: true',
   hadButLacks: "{what} had the first answer's status and body bytes, but {deviations} (see replay-exact, replay-marked)",
@@ -40,7 +40,7 @@ export function expectStoredOutcome(original: Reply, reply: Reply, what: Line): 
 /** Which replayed headers and marker `replay` lacks, in words (empty when it has them all). */
 export function replayDeviations(original: Reply, replay: Reply): Phrase[] {
   const missing = REPLAYED_HEADERS.filter((h) => replay.headers[h] !== original.headers[h]).map((h) =>
-    say('headerInstead', { header: h, got: replay.headers[h] ?? say('none'), expected: original.headers[h] ?? say('none') }),
+    say('headerInstead', { header: h, got: replay.headers[h] ?? NONE, expected: original.headers[h] ?? NONE }),
   )
   if (replay.headers[MARKER] !== 'true') missing.push(say('noMarker'))
   return missing
@@ -63,8 +63,8 @@ export function expectReplayOf(original: Reply, replay: Reply, what: Line): void
     if (replay.headers[header] !== original.headers[header])
       fail(say('originalHeader', { what, header }), {
         exchange: replay.exchange,
-        expected: `${header}: ${original.headers[header] ?? '(none)'}`,
-        got: `${header}: ${replay.headers[header] ?? '(none)'}`,
+        expected: say('headerValue', { header, value: original.headers[header] ?? NONE }),
+        got: say('headerValue', { header, value: replay.headers[header] ?? NONE }),
       })
 }
 

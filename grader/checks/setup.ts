@@ -1,5 +1,5 @@
 // Setup and ledger assertions shared by the checks of every stage.
-import { type Line, phrases } from '#harness/i18n/phrase.ts'
+import { type Line, type Phrase, phrases } from '#harness/i18n/phrase.ts'
 import type { BankClient, Customer, Ledger } from '#harness/bankClient.ts'
 import type { Reply } from '#harness/http.ts'
 import { expectEqual, expectProblem, fail, type CheckContext } from '../engine/check.ts'
@@ -99,7 +99,7 @@ export function newRows(before: Ledger, after: Ledger) {
  * instead of failing on it, so one deviation fails one check. Anything else
  * (a 2xx, a 5xx, a 409 that claims the first body is still in flight) fails here.
  */
-export function expectChangedBodyRefused(reply: Reply, why: Line, note: (line: Line) => void): void {
+export function expectChangedBodyRefused(reply: Reply, why: Phrase, note: (line: Line) => void): void {
   if (reply.status >= 400 && reply.status < 500 && reply.status !== 422 && reply.status !== 409) note(say('otherRefusal', { status: reply.status }))
   else expectProblem(reply, 422, why)
 }

@@ -121,7 +121,7 @@ async function expectRefused(
   key: string,
   what: Line,
   note?: (line: Line) => void,
-  replayed?: Line,
+  replayed?: Phrase,
 ): Promise<void> {
   const before = await bank.ledger()
   const reply = await bank.transfer(customer, body, { key })
@@ -196,7 +196,7 @@ const amendedBody: Check = {
     const body: TransferBody = { ...rich, metadata: { ...rich.metadata, ...Object.fromEntries(retyped.map((r) => [r.field, r.before])) } }
     expectStatus(await ctx.bank.transfer(a.customer, body, { key }), 201, say('firstExecutes'))
     const invoice = body.metadata!.invoice as { lines: Array<{ qty: number }> }
-    const changes: Array<[Line, TransferBody, Line?]> = [
+    const changes: Array<[Line, TransferBody, Phrase?]> = [
       [say('anotherRecipient'), { ...body, to: b.accounts.find((x) => x !== body.to)! }],
       [say('anotherMemo'), { ...body, memo: `${body.memo} (2)` }],
       [
@@ -211,7 +211,7 @@ const amendedBody: Check = {
         { ...body, metadata: { ...body.metadata, invoice: { ...invoice, lines: [invoice.lines[1], invoice.lines[0]] } } },
         say('arrayOrderReplayed'),
       ],
-      ...retyped.map(({ field, after, what }): [Line, TransferBody, Line] => [
+      ...retyped.map(({ field, after, what }): [Line, TransferBody, Phrase] => [
         what,
         { ...body, metadata: { ...body.metadata, [field]: after } },
         say('typesReplayed', { what }),

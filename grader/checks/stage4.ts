@@ -347,7 +347,7 @@ const changedBodyAfterReplay: Check = {
       const key = ctx.rng.uuid()
       const before = await bank.ledger()
       const first = await bank.transfer(a.customer, body, { key })
-      expectStatus(first, refused ? 402 : 201, refused ? 'a transfer larger than the balance is refused' : 'the transfer executes')
+      expectStatus(first, refused ? 402 : 201, say(refused ? 'overdraftRefused' : 'transferExecutes'))
       const rows = refused ? 0 : 1
       const replays = ctx.rng.int(1, 3)
       const retries: Reply[] = []

@@ -12,7 +12,7 @@
 import pLimit from 'p-limit'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { TransferBody } from '#harness/bankClient.ts'
-import { type Line, listOf, phrases } from '#harness/i18n/phrase.ts'
+import { type Line, listOf, type Phrase, phrases } from '#harness/i18n/phrase.ts'
 import { expectEqual, expectStatus, fail, type Check, type CheckContext } from '../engine/check.ts'
 import { courseRule } from '../engine/courseRule.ts'
 import type { Reply } from '#harness/http.ts'
@@ -260,7 +260,7 @@ async function purgedWithinTheCap(ctx: CheckContext): Promise<Line> {
   const bank = ctx.bank
   const ttlMs = DEFAULT_KEY_TTL_MS
   const [a] = await openParties(ctx, 1, 1)
-  const deposit = async (what: Line, key = ctx.rng.uuid()) =>
+  const deposit = async (what: Phrase, key = ctx.rng.uuid()) =>
     expectStatus(await bank.deposit(a.customer, { to: a.accounts[0]!, amount: ctx.rng.amount() }, { key }), 201, what)
   await ctx.clock.advance(ttlMs)
   const purged = ctx.clock.now()

@@ -6,7 +6,7 @@ import type { GradeClock } from '#harness/gradeClock.ts'
 import type { Stage } from '#harness/course.ts'
 import { CheckFailure, type FailureDetails } from '#harness/failure.ts'
 import type { Exchange, Reply } from '#harness/http.ts'
-import { type Line, type Phrase, phrases } from '#harness/i18n/phrase.ts'
+import { type Line, listOf, type Phrase, phrases } from '#harness/i18n/phrase.ts'
 import type { Rng } from '#harness/rng.ts'
 import type { CallResult, ExportRequest } from '../policing/callExport.ts'
 import type { Coverage } from './checkResult.ts'
@@ -133,45 +133,53 @@ export class NotJudged extends Error {
   }
 }
 
-export function notJudged(why: Line, blockedBy: string): never {
+export function notJudged(why: Phrase, blockedBy: string): never {
   throw new NotJudged(why, blockedBy)
 }
 
-// The engine's own sentences around a check's: `why` is the check's, a Phrase or evidence.
+// The engine's own sentences around a check's. A check's `why` and a failure's
+// message are Phrases, never strings, so that every one of them is a template
+// the packs translate: an English literal there is a type error.
 const say = phrases('expect', {
   problemMediaType: '{why}: errors must be application/problem+json (RFC 9457)',
   problemBody: '{why}: the problem body needs "title" and "status": {status}',
+  httpStatus: 'HTTP {status}',
+  contentType: 'Content-Type: {type}',
+  none: '(none)',
 })
 
-export function fail(message: Line, details: FailureDetails = {}): never {
+/** A header or a value that was not there, as an expected or got says it. */
+export const NONE: Phrase = say('none')
+
+export function fail(message: Phrase, details: FailureDetails = {}): never {
   throw new CheckFailure(message, details)
 }
 
-export function expectStatus(reply: Reply, expected: number | number[], why: Line): void {
+export function expectStatus(reply: Reply, expected: number | number[], why: Phrase): void {
   const ok = Array.isArray(expected) ? expected.includes(reply.status) : reply.status === expected
   if (!ok)
     fail(why, {
       exchange: reply.exchange,
-      expected: `HTTP ${Array.isArray(expected) ? expected.join(' or ') : expected}`,
+      expected: Array.isArray(expected) ? say('httpStatus', { status: listOf(expected.map(String), 'or') }) : `HTTP ${expected}`,
       got: `HTTP ${reply.status}`,
     })
 }
 
 /** An RFC 9457 problem: the status, the media type, and a body with type/title/status. */
-export function expectProblem(reply: Reply, status: number, why: Line): void {
+export function expectProblem(reply: Reply, status: number, why: Phrase): void {
   expectStatus(reply, status, why)
   const type = reply.headers['content-type'] ?? ''
   if (!type.startsWith('application/problem+json'))
     fail(say('problemMediaType', { why }), {
       exchange: reply.exchange,
       expected: 'Content-Type: application/problem+json',
-      got: `Content-Type: ${type || '(none)'}`,
+      got: say('contentType', { type: type || NONE }),
     })
   const body = reply.json
   if (!body || typeof body.title !== 'string' || body.status !== status) fail(say('problemBody', { why, status }), { exchange: reply.exchange })
 }
 
-export function expectEqual<T>(got: T, expected: T, why: Line, exchange?: Exchange): void {
+export function expectEqual<T>(got: T, expected: T, why: Phrase, exchange?: Exchange): void {
   const g = JSON.stringify(got)
   const e = JSON.stringify(expected)
   if (g !== e) fail(why, { exchange, expected: e, got: g })

@@ -94,10 +94,20 @@ export function phrases<const T extends Record<string, string>>(scope: string, t
     new Phrase(`${scope}.${key}`, table[key]!, values as Record<string, Value> | undefined)
 }
 
-const listed = phrases('list', { comma: '{list}, {item}', semicolon: '{list}; {item}', lines: '{list}\n{item}', and: '{list} and {item}' })
+type ListSeparator = 'comma' | 'semicolon' | 'lines' | 'and' | 'or'
 
-/** `items` as one list, joined with ", " (or "; ", one a line, or " and ") in English and as each language joins a list. */
-export function listOf(items: readonly Line[], separator: 'comma' | 'semicolon' | 'lines' | 'and' = 'comma'): Line {
+const listed = phrases('list', {
+  comma: '{list}, {item}',
+  semicolon: '{list}; {item}',
+  lines: '{list}\n{item}',
+  and: '{list} and {item}',
+  or: '{list} or {item}',
+})
+
+/** `items` as one list, joined with ", " (or "; ", one a line, " and " or " or ") in English and as each language joins a list. */
+export function listOf(items: readonly [Phrase, ...Line[]], separator?: ListSeparator): Phrase
+export function listOf(items: readonly Line[], separator?: ListSeparator): Line
+export function listOf(items: readonly Line[], separator: ListSeparator = 'comma'): Line {
   return items.reduce<Line>((list, item, i) => (i === 0 ? item : listed(separator, { list, item })), '')
 }
 
