@@ -66,7 +66,7 @@ describe('Phrase', () => {
       '90,061,000 ms (1 d 1 h)',
     ])
     expect(say('ko', span(90_000))).toBe('90,000 ms(1분 30초)')
-    expect(say('zh-CN', span(90_061_000))).toBe('90,061,000 ms（1 天 1 小时）')
+    expect(say('zh-CN', span(90_061_000))).toBe('90,061,000 ms (1 天 1 小时)')
   })
 
   it("a quoted key's malformation (stage 1's key-format, the histories) is said in the language, not left in English inside a translated sentence", () => {
@@ -79,7 +79,7 @@ describe('Phrase', () => {
     const copies = listOf(['3', '4'], 'and')
     expect(say('en', copies)).toBe('3 and 4')
     expect(say('zh-CN', copies)).toBe('3 和 4')
-    expect(say('ko', copies)).toBe('3, 4')
+    expect(say('ko', copies)).toBe('3 및 4')
   })
 
   it('a translation behind its English is not said: the English is', () => {
